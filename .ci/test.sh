@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Runs every test of tide. Starts the Hadoop mini-cluster (HDFS, YARN) first when Java and
+# Maven are on the machine, and requires it under CI so HDFS/YARN tests can never skip there.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+GO=${GO:-go}
+RACE=${RACE:-1}
+race_flag=""
+[ "$RACE" = 1 ] && race_flag="-race"
+
+hadoop_started=0
+stop_hadoop() {
+  if [ "$hadoop_started" = 1 ]; then
+    make --no-print-directory hadoop-down || true
+  fi
+}
+trap stop_hadoop EXIT
+
+if command -v java >/dev/null && command -v mvn >/dev/null && [ -f mk/hadoop.mk ]; then
+  echo "==> starting the Hadoop mini-cluster (make hadoop-up)"
+  make --no-print-directory hadoop-up
+  hadoop_started=1
+  export TIDE_REQUIRE_HADOOP=1
+elif [ "${CI:-}" = true ]; then
+  echo "CI needs Java and Maven for the Hadoop mini-cluster, and they are missing" >&2
+  exit 1
+else
+  echo "==> Java/Maven not found: HDFS and YARN tests will skip (install a JDK and Maven to run them)"
+  export TIDE_REQUIRE_HADOOP=0
+fi
+
+mkdir -p .cache
+echo "==> building"
+"$GO" build ./...
+echo "==> go test $race_flag ./..."
+"$GO" test $race_flag -count=1 -timeout 25m ./... 2>&1 | tee .cache/test.log; exit "${PIPESTATUS[0]}"

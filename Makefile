@@ -1,0 +1,68 @@
+# tide — the project's own commands. `make help` lists them.
+SHELL := /bin/bash
+GO ?= go
+BUILD_DIR ?= build
+TIDE := $(BUILD_DIR)/tide
+PKGS := ./...
+# Tests run with the race detector unless RACE=0.
+RACE ?= 1
+RACE_FLAG := $(if $(filter 1,$(RACE)),-race,)
+GOTEST_FLAGS ?= -count=1 -timeout 25m
+STATICCHECK_VERSION := v0.8.2
+STATICCHECK := $(shell $(GO) env GOPATH)/bin/staticcheck
+
+.PHONY: help build run test test-unit test-e2e test-slow check vet staticcheck deps-rule bench generate clean
+
+help:
+	@echo "make run        build and run TopSpeedWindowing on a local standalone cluster (Ctrl-C stops it)"
+	@echo "make test       all tests, with the Hadoop mini-cluster (started and stopped around the run)"
+	@echo "make test-unit  tests that need no Java/Hadoop (HDFS tests skip and say so)"
+	@echo "make check      go vet, staticcheck and the core/ dependency rule"
+	@echo "make bench      Go benchmarks and end-to-end timing scripts, with same-run baselines"
+	@echo "make generate   regenerate checked-in protobuf/gRPC code"
+	@echo "make hadoop-up / hadoop-down   start/stop the HDFS (+YARN) mini-cluster"
+
+-include mk/hadoop.mk
+
+build:
+	@mkdir -p $(BUILD_DIR)
+	$(GO) build -o $(TIDE) ./cmd/tide
+
+# The first command of the README: a local standalone cluster running TopSpeedWindowing with
+# file:// checkpoints; one more TaskManager joins after a while so the job scales up.
+run: build
+	$(TIDE) run --target local --job-classname TopSpeedWindowing --taskmanagers 2 \
+		--add-taskmanager-after 20s $(RUN_ARGS)
+
+# The second command of the README. Starts the Hadoop mini-cluster when Java and Maven are
+# there (and requires it under CI), runs every test, stops the mini-cluster again.
+test:
+	@./.ci/test.sh
+
+test-unit:
+	TIDE_REQUIRE_HADOOP=0 $(GO) test $(RACE_FLAG) $(GOTEST_FLAGS) $(PKGS)
+
+check: vet staticcheck deps-rule
+
+vet:
+	$(GO) vet $(PKGS)
+
+$(STATICCHECK):
+	GOFLAGS= $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
+
+staticcheck: $(STATICCHECK)
+	$(STATICCHECK) $(PKGS)
+
+# core/ imports only the standard library and itself, and never reads the clock, sleeps,
+# touches files or the network, or starts goroutines. The test parses every core/ file.
+deps-rule:
+	$(GO) test -count=1 -run 'TestDependencyRule' ./core/
+
+bench:
+	@./.ci/bench.sh
+
+generate:
+	./rpc/generate.sh
+
+clean:
+	rm -rf $(BUILD_DIR)
