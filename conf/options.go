@@ -1,0 +1,541 @@
+package conf
+
+import (
+	"math"
+	"net/url"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// Every option tide reads is declared here, grouped by area, with Flink's names and defaults
+// (tide's own where Flink has none or where tide differs, as noted). conf/flink-conf.yaml
+// documents each of them; TestShippedFileDocumentsEveryOption keeps the two in step.
+
+const (
+	unlimited      = math.MaxInt32
+	maxParallelism = 1 << 15
+	anyPort        = 65535
+)
+
+// ---- Execution mode and scheduler -------------------------------------------------------------
+
+var (
+	// ExecutionMode set to "reactive" turns on reactive mode (FLIP-159): use every slot offered.
+	ExecutionMode = declare[string](Spec{
+		Key:         "execution-mode",
+		Fallback:    []string{"scheduler-mode"},
+		Description: "Set to reactive to run the job with every slot the cluster offers and rescale when TaskManagers join or leave (FLIP-159). Flink 1.13+ spells it scheduler-mode; both are accepted.",
+	}, enumType{values: []string{"reactive"}})
+
+	// Scheduler selects the job scheduler; tide implements the adaptive scheduler only.
+	Scheduler = declare[string](Spec{
+		Key:         "jobmanager.scheduler",
+		Default:     "Adaptive",
+		Description: "Scheduler for the job. tide implements the adaptive scheduler (FLIP-160); Default and AdaptiveBatch are accepted for compatibility and rejected when the job is submitted. Flink's default is Default.",
+	}, enumType{values: []string{"Default", "Adaptive", "AdaptiveBatch"}})
+
+	// ParallelismDefault is the parallelism of operators that do not set their own.
+	ParallelismDefault = declare[int](Spec{
+		Key: "parallelism.default", Default: "1", Unit: "subtasks",
+		Description: "Parallelism of operators that do not set one; ignored in reactive mode.",
+	}, intType{1, maxParallelism})
+
+	// PipelineMaxParallelism is the job-wide max parallelism (number of key groups); -1 derives it.
+	PipelineMaxParallelism = declare[int](Spec{
+		Key: "pipeline.max-parallelism", Default: "-1", Unit: "key groups",
+		Description: "Upper bound of the parallelism and number of key groups; -1 derives min(max(roundUpPow2(p + p/2), 128), 32768).",
+	}, maxParallelismType{})
+)
+
+// ---- Adaptive scheduler -----------------------------------------------------------------------
+
+const asPrefix = "jobmanager.adaptive-scheduler."
+
+var (
+	// SubmissionResourceWaitTimeout is how long to wait for the desired resources before starting with what is there.
+	SubmissionResourceWaitTimeout = declare[time.Duration](Spec{
+		Key: asPrefix + "submission.resource-wait-timeout", Default: "5 min",
+		Deprecated:  []string{asPrefix + "resource-wait-timeout"},
+		Description: "Longest wait for the desired resources after submission or a restart before the job starts with what it has (and fails if that is too little). Negative waits forever; reactive mode defaults to -1.",
+		Reloadable:  true,
+	}, durationType{allowNegative: true})
+
+	// SubmissionResourceStabilizationTimeout is how long sufficient-but-not-desired resources must be stable before starting.
+	SubmissionResourceStabilizationTimeout = declare[time.Duration](Spec{
+		Key: asPrefix + "submission.resource-stabilization-timeout", Default: "10 s",
+		Deprecated:  []string{asPrefix + "resource-stabilization-timeout"},
+		Description: "While waiting for resources: how long sufficient (but not desired) resources must stay unchanged before the job starts. Reactive mode defaults to 0.",
+		Reloadable:  true,
+	}, durationType{})
+
+	// ExecutingCooldownAfterRescaling is the minimum time between two rescales.
+	ExecutingCooldownAfterRescaling = declare[time.Duration](Spec{
+		Key: asPrefix + "executing.cooldown-after-rescaling", Default: "30 s",
+		Deprecated:  []string{asPrefix + "scaling-interval.min"},
+		Description: "Minimum time between two rescales, measured from entering Executing.",
+		Reloadable:  true,
+	}, durationType{})
+
+	// ExecutingResourceStabilizationTimeout is how long sufficient-only resources wait before a rescale.
+	ExecutingResourceStabilizationTimeout = declare[time.Duration](Spec{
+		Key: asPrefix + "executing.resource-stabilization-timeout", Default: "60 s",
+		Description: "While running: after the first change to sufficient (not desired) resources, wait this long before rescaling to them. Desired resources rescale at the next trigger.",
+		Reloadable:  true,
+	}, durationType{})
+
+	// ScalingIntervalMax forces a rescale after this interval even below min-parallelism-increase.
+	ScalingIntervalMax = declare[time.Duration](Spec{
+		Key:         asPrefix + "scaling-interval.max",
+		Description: "If set, a pending parallelism change that does not reach min-parallelism-increase is applied anyway after this long (Flink 1.19 behaviour, kept by tide). Unset: never forced.",
+		Reloadable:  true,
+	}, durationType{})
+
+	// MinParallelismIncrease is the minimum cumulative parallelism gain that justifies a scale-up.
+	MinParallelismIncrease = declare[int](Spec{
+		Key: asPrefix + "min-parallelism-increase", Default: "1", Unit: "subtasks",
+		Description: "Minimum increase of the job's cumulative parallelism that triggers a scale-up. Flink 2.0 ignores it; tide honours it.",
+		Reloadable:  true,
+	}, intType{1, unlimited})
+
+	// RescaleTriggerMaxCheckpointFailures is how many failed checkpoints after a change trigger a rescale anyway.
+	RescaleTriggerMaxCheckpointFailures = declare[int](Spec{
+		Key: asPrefix + "rescale-trigger.max-checkpoint-failures", Default: "2", Unit: "checkpoints",
+		Deprecated:  []string{asPrefix + "scale-on-failed-checkpoints-count"},
+		Description: "Consecutive failed checkpoints after a resource change that trigger the rescale anyway.",
+		Reloadable:  true,
+	}, intType{1, unlimited})
+
+	// RescaleTriggerMaxDelay is the longest a change waits for a completed checkpoint before it is evaluated anyway.
+	RescaleTriggerMaxDelay = declare[time.Duration](Spec{
+		Key:         asPrefix + "rescale-trigger.max-delay",
+		Deprecated:  []string{asPrefix + "max-delay-for-scale-trigger"},
+		Description: "Longest a resource change waits for a completed checkpoint before it is evaluated anyway. Unset: 0 without checkpointing, else (max-checkpoint-failures + 1) x checkpoint interval.",
+		Reloadable:  true,
+	}, durationType{})
+
+	// RescaleTriggerActiveCheckpoint triggers a checkpoint as soon as a rescale is pending.
+	RescaleTriggerActiveCheckpoint = declare[bool](Spec{
+		Key: asPrefix + "rescale-trigger.active-checkpoint.enabled", Default: "false",
+		Description: "Trigger a checkpoint as soon as resources are stable and the parallelism would change, instead of waiting for the next periodic one (respects execution.checkpointing.min-pause).",
+		Reloadable:  true,
+	}, boolType{})
+
+	// PreferMinimalTaskManagers packs slots onto as few TaskManagers as possible.
+	PreferMinimalTaskManagers = declare[bool](Spec{
+		Key: asPrefix + "prefer-minimal-taskmanagers", Default: "true",
+		Description: "When scaling down, pack subtasks onto as few TaskManagers as possible so whole TaskManagers can be released.",
+		Reloadable:  true,
+	}, boolType{})
+
+	// RescaleHistorySize is how many rescales the REST API remembers; 0 turns the history off.
+	RescaleHistorySize = declare[int](Spec{
+		Key: "web.adaptive-scheduler.rescale-history.size", Default: "64", Unit: "rescales",
+		Description: "Rescales kept for GET /jobs/:jobid/rescales/*; 0 disables the history. Flink's default is 0; tide keeps one by default.",
+	}, intType{0, unlimited})
+)
+
+// ---- Slots and heartbeats ----------------------------------------------------------------------
+
+var (
+	// SlotIdleTimeout is how long an idle slot is kept before it is released.
+	SlotIdleTimeout = declare[time.Duration](Spec{
+		Key: "slot.idle.timeout", Default: "50 s",
+		Description: "Idle slots (for example after a scale-down) are released after this long.",
+		Reloadable:  true,
+	}, durationType{})
+
+	// SlotRequestMaxInterval batches resource declarations.
+	SlotRequestMaxInterval = declare[time.Duration](Spec{
+		Key: "slot.request.max-interval", Default: "20 ms",
+		Description: "Resource declarations to the cluster are batched over this interval.",
+		Reloadable:  true,
+	}, durationType{})
+
+	// HeartbeatInterval is how often the AM and TaskManagers exchange heartbeats.
+	HeartbeatInterval = declare[time.Duration](Spec{
+		Key: "heartbeat.interval", Default: "10 s",
+		Description: "Interval between heartbeats between the AM and its TaskManagers.",
+	}, durationType{min: time.Millisecond})
+
+	// HeartbeatTimeout is how long without a heartbeat before a TaskManager is considered lost.
+	HeartbeatTimeout = declare[time.Duration](Spec{
+		Key: "heartbeat.timeout", Default: "50 s",
+		Description: "A TaskManager that has not answered for this long is considered lost and its slots are released. Must be ≥ heartbeat.interval.",
+	}, durationType{min: time.Millisecond})
+)
+
+// ---- Restart strategy --------------------------------------------------------------------------
+
+const rsPrefix = "restart-strategy."
+
+var (
+	// RestartStrategyType selects the restart strategy.
+	RestartStrategyType = declare[string](Spec{
+		Key:         rsPrefix + "type",
+		Description: "none, fixed-delay, exponential-delay or failure-rate. Unset: exponential-delay when checkpointing is enabled, else none. Reactive mode needs a restart strategy to scale down.",
+		Reloadable:  true,
+	}, enumType{
+		values: []string{"none", "fixed-delay", "exponential-delay", "failure-rate"},
+		aliases: map[string]string{
+			"off": "none", "disable": "none", "norestart": "none", "no-restart": "none",
+			"fixeddelay": "fixed-delay", "exponentialdelay": "exponential-delay", "failurerate": "failure-rate",
+		},
+	})
+
+	// FixedDelayAttempts is the number of restarts before the job fails.
+	FixedDelayAttempts = declare[int](Spec{
+		Key: rsPrefix + "fixed-delay.attempts", Default: "1", Unit: "restarts",
+		Description: "fixed-delay: restarts before the job is declared failed.",
+		Reloadable:  true,
+	}, intType{0, unlimited})
+
+	// FixedDelayDelay is the pause before each restart.
+	FixedDelayDelay = declare[time.Duration](Spec{
+		Key: rsPrefix + "fixed-delay.delay", Default: "1 s",
+		Description: "fixed-delay: pause between a failure and the restart.",
+		Reloadable:  true,
+	}, durationType{})
+
+	// ExponentialDelayInitialBackoff is the first backoff.
+	ExponentialDelayInitialBackoff = declare[time.Duration](Spec{
+		Key: rsPrefix + "exponential-delay.initial-backoff", Default: "1 s",
+		Description: "exponential-delay: backoff before the first restart.",
+		Reloadable:  true,
+	}, durationType{})
+
+	// ExponentialDelayMaxBackoff caps the backoff.
+	ExponentialDelayMaxBackoff = declare[time.Duration](Spec{
+		Key: rsPrefix + "exponential-delay.max-backoff", Default: "1 min",
+		Description: "exponential-delay: the backoff never grows beyond this. Must be ≥ initial-backoff.",
+		Reloadable:  true,
+	}, durationType{})
+
+	// ExponentialDelayBackoffMultiplier multiplies the backoff after each failure.
+	ExponentialDelayBackoffMultiplier = declare[float64](Spec{
+		Key: rsPrefix + "exponential-delay.backoff-multiplier", Default: "1.5",
+		Description: "exponential-delay: factor applied to the backoff after each failure.",
+		Reloadable:  true,
+	}, floatType{1, math.Inf(1)})
+
+	// ExponentialDelayResetBackoffThreshold resets the backoff after this long without failure.
+	ExponentialDelayResetBackoffThreshold = declare[time.Duration](Spec{
+		Key: rsPrefix + "exponential-delay.reset-backoff-threshold", Default: "1 h",
+		Description: "exponential-delay: after running this long without a failure the backoff returns to initial-backoff.",
+		Reloadable:  true,
+	}, durationType{})
+
+	// ExponentialDelayJitterFactor randomizes the backoff by ± this fraction.
+	ExponentialDelayJitterFactor = declare[float64](Spec{
+		Key: rsPrefix + "exponential-delay.jitter-factor", Default: "0.1",
+		Description: "exponential-delay: the backoff is randomized by ± this fraction of itself.",
+		Reloadable:  true,
+	}, floatType{0, 1})
+
+	// ExponentialDelayAttemptsBeforeResetBackoff is the number of restarts allowed between resets.
+	ExponentialDelayAttemptsBeforeResetBackoff = declare[int](Spec{
+		Key: rsPrefix + "exponential-delay.attempts-before-reset-backoff", Default: "2147483647", Unit: "restarts",
+		Description: "exponential-delay: restarts allowed before the backoff resets; exceeding it fails the job.",
+		Reloadable:  true,
+	}, intType{1, unlimited})
+
+	// FailureRateMaxFailuresPerInterval is the number of failures tolerated per interval.
+	FailureRateMaxFailuresPerInterval = declare[int](Spec{
+		Key: rsPrefix + "failure-rate.max-failures-per-interval", Default: "1", Unit: "failures",
+		Description: "failure-rate: failures tolerated within failure-rate-interval before the job fails.",
+		Reloadable:  true,
+	}, intType{1, unlimited})
+
+	// FailureRateInterval is the window in which failures are counted.
+	FailureRateInterval = declare[time.Duration](Spec{
+		Key: rsPrefix + "failure-rate.failure-rate-interval", Default: "1 min",
+		Description: "failure-rate: window over which failures are counted.",
+		Reloadable:  true,
+	}, durationType{min: time.Millisecond})
+
+	// FailureRateDelay is the pause before each restart.
+	FailureRateDelay = declare[time.Duration](Spec{
+		Key: rsPrefix + "failure-rate.delay", Default: "1 s",
+		Description: "failure-rate: pause between a failure and the restart.",
+		Reloadable:  true,
+	}, durationType{})
+)
+
+// ---- Checkpointing -----------------------------------------------------------------------------
+
+var (
+	// CheckpointingInterval turns on periodic checkpoints; unset means checkpointing is off.
+	CheckpointingInterval = declare[time.Duration](Spec{
+		Key:         "execution.checkpointing.interval",
+		Description: "Interval between periodic checkpoints. Unset: checkpointing is off (and reactive mode loses state on every rescale).",
+		Reloadable:  true,
+	}, durationType{min: 10 * time.Millisecond})
+
+	// CheckpointingTimeout aborts a checkpoint that takes longer.
+	CheckpointingTimeout = declare[time.Duration](Spec{
+		Key: "execution.checkpointing.timeout", Default: "10 min",
+		Description: "A checkpoint that has not completed after this long is aborted.",
+		Reloadable:  true,
+	}, durationType{min: time.Millisecond})
+
+	// CheckpointingMinPause is the minimum pause between the end of one checkpoint and the start of the next.
+	CheckpointingMinPause = declare[time.Duration](Spec{
+		Key: "execution.checkpointing.min-pause", Default: "0 ms",
+		Description: "Minimum pause between the end of one checkpoint and the start of the next.",
+		Reloadable:  true,
+	}, durationType{})
+
+	// CheckpointsDir is where checkpoints are written (hdfs://… or file://… or an absolute path).
+	CheckpointsDir = declare[string](Spec{
+		Key:         "state.checkpoints.dir",
+		Description: "Checkpoint storage: hdfs://namenode:port/path, file:///path or an absolute local path. Layout: <dir>/<job-id>/chk-<n>/.",
+	}, stringType{check: checkStorageURI, want: "an hdfs:// or file:// URI or an absolute path"})
+
+	// CheckpointsNumRetained is how many completed checkpoints are kept.
+	CheckpointsNumRetained = declare[int](Spec{
+		Key: "state.checkpoints.num-retained", Default: "1", Unit: "checkpoints",
+		Description: "Completed checkpoints kept; older ones are deleted.",
+		Reloadable:  true,
+	}, intType{1, unlimited})
+)
+
+// ---- Blocklist (FLIP-224, tide's REST blocklist) -----------------------------------------------
+
+var (
+	// BlocklistEnabled turns the blocklist on.
+	BlocklistEnabled = declare[bool](Spec{
+		Key: "blocklist.enabled", Default: "true",
+		Deprecated:  []string{"cluster.resource-blocklist.enabled"},
+		Description: "Enables the node blocklist (REST /blocklist, CLI tide blocklist). Flink's FLIP-224 key cluster.resource-blocklist.enabled is accepted as an alias.",
+	}, boolType{})
+
+	// BlocklistDefaultTimeout is how long a node stays blocked when the request names no timeout.
+	BlocklistDefaultTimeout = declare[time.Duration](Spec{
+		Key: "blocklist.default-timeout", Default: "1 h",
+		Description: "How long a node stays blocked when the block request gives no timeout.",
+		Reloadable:  true,
+	}, durationType{min: time.Millisecond})
+
+	// BlocklistDefaultAction is the action of a block request that names none.
+	BlocklistDefaultAction = declare[string](Spec{
+		Key: "blocklist.default-action", Default: "MARK_BLOCKED",
+		Description: "Action of a block request that names none: MARK_BLOCKED (no new slots on the node) or MARK_BLOCKED_AND_EVACUATE_TASKS (also move its running tasks away).",
+		Reloadable:  true,
+	}, enumType{values: []string{"MARK_BLOCKED", "MARK_BLOCKED_AND_EVACUATE_TASKS"}})
+
+	// BlocklistCheckInterval is how often expired blocks are removed.
+	BlocklistCheckInterval = declare[time.Duration](Spec{
+		Key: "blocklist.check-interval", Default: "1 s",
+		Description: "How often nodes whose block has expired are unblocked.",
+		Reloadable:  true,
+	}, durationType{min: time.Millisecond})
+)
+
+// ---- JobManager (AM) and REST ------------------------------------------------------------------
+
+var (
+	// JobManagerRPCAddress is the address TaskManagers use to reach the AM.
+	JobManagerRPCAddress = declare[string](Spec{
+		Key: "jobmanager.rpc.address", Default: "localhost",
+		Description: "Host name or IP address TaskManagers use to reach the AM's RPC server.",
+	}, stringType{check: checkNonEmpty, want: "a host name or address"})
+
+	// JobManagerRPCPort is the AM's RPC port.
+	JobManagerRPCPort = declare[int](Spec{
+		Key: "jobmanager.rpc.port", Default: "6123",
+		Description: "Port of the AM's RPC server; 0 picks a free port (YARN and Kubernetes do).",
+	}, intType{0, anyPort})
+
+	// JobManagerMemoryProcessSize is the AM container's total memory.
+	JobManagerMemoryProcessSize = declare[MemorySize](Spec{
+		Key: "jobmanager.memory.process.size", Default: "1600 mb", Unit: "bytes",
+		Description: "Total memory of the AM process; the container size requested on YARN and Kubernetes.",
+	}, memoryType{})
+
+	// RestAddress is the address clients use to reach the REST API.
+	RestAddress = declare[string](Spec{
+		Key:         "rest.address",
+		Description: "Address clients use to reach the REST API. Unset: jobmanager.rpc.address.",
+	}, stringType{})
+
+	// RestBindAddress is the address the REST server listens on.
+	RestBindAddress = declare[string](Spec{
+		Key: "rest.bind-address", Default: "127.0.0.1",
+		Description: "Address the REST server binds to. tide binds to loopback by default (Flink: all interfaces); set 0.0.0.0 together with rest.auth.token to expose it.",
+	}, stringType{check: checkNonEmpty, want: "a host name or address"})
+
+	// RestPort is the REST server's port.
+	RestPort = declare[int](Spec{
+		Key: "rest.port", Default: "8081",
+		Description: "Port of the REST API; 0 picks a free port.",
+	}, intType{0, anyPort})
+
+	// RestAuthToken is the bearer token REST clients must send.
+	RestAuthToken = declare[string](Spec{
+		Key:         "rest.auth.token",
+		Description: "If set, REST requests must carry Authorization: Bearer <token>. Prefer rest.auth.token-file; set at most one of the two.",
+		Secret:      true,
+	}, stringType{})
+
+	// RestAuthTokenFile names a file holding the REST bearer token.
+	RestAuthTokenFile = declare[string](Spec{
+		Key:         "rest.auth.token-file",
+		Description: "File whose first line is the REST bearer token.",
+	}, stringType{})
+)
+
+// ---- TaskManager -------------------------------------------------------------------------------
+
+var (
+	// TaskManagerNumberOfTaskSlots is the number of slots per TaskManager.
+	TaskManagerNumberOfTaskSlots = declare[int](Spec{
+		Key: "taskmanager.numberOfTaskSlots", Default: "1", Unit: "slots",
+		Description: "Slots per TaskManager; each slot runs one subtask of every vertex of a slot-sharing group.",
+	}, intType{1, unlimited})
+
+	// TaskManagerNodeID is the node id a TaskManager reports for the blocklist.
+	TaskManagerNodeID = declare[string](Spec{
+		Key:         "taskmanager.node-id",
+		Description: "Node id the TaskManager reports (the blocklist acts on it). Unset: the host name; on Kubernetes the pod's spec.nodeName.",
+	}, stringType{})
+
+	// TaskManagerDataPort is the port of the TaskManager's data plane.
+	TaskManagerDataPort = declare[int](Spec{
+		Key: "taskmanager.data.port", Default: "0",
+		Description: "Port TaskManagers exchange records on; 0 picks a free port.",
+	}, intType{0, anyPort})
+
+	// TaskManagerMemoryProcessSize is the TaskManager container's total memory.
+	TaskManagerMemoryProcessSize = declare[MemorySize](Spec{
+		Key: "taskmanager.memory.process.size", Default: "1728 mb", Unit: "bytes",
+		Description: "Total memory of a TaskManager process; the container size requested on YARN and Kubernetes.",
+	}, memoryType{})
+)
+
+// ---- YARN --------------------------------------------------------------------------------------
+
+var (
+	// YarnApplicationName is the YARN application name.
+	YarnApplicationName = declare[string](Spec{
+		Key:         "yarn.application.name",
+		Description: "Name of the YARN application. Unset: the job name.",
+	}, stringType{})
+
+	// YarnApplicationQueue is the YARN queue.
+	YarnApplicationQueue = declare[string](Spec{
+		Key:         "yarn.application.queue",
+		Description: "YARN queue to submit to. Unset: the scheduler's default queue.",
+	}, stringType{})
+
+	// YarnApplicationAttempts is how many AM attempts YARN makes.
+	YarnApplicationAttempts = declare[int](Spec{
+		Key: "yarn.application-attempts", Default: "2", Unit: "attempts",
+		Description: "AM attempts YARN makes; each new attempt recovers the job from the latest checkpoint. Flink defaults to 1 without high availability.",
+	}, intType{1, unlimited})
+
+	// YarnAppMasterVcores is the AM container's virtual cores.
+	YarnAppMasterVcores = declare[int](Spec{
+		Key: "yarn.appmaster.vcores", Default: "1", Unit: "vcores",
+		Description: "Virtual cores of the AM container.",
+	}, intType{1, unlimited})
+
+	// YarnContainersVcores is a TaskManager container's virtual cores; -1 uses the slot count.
+	YarnContainersVcores = declare[int](Spec{
+		Key: "yarn.containers.vcores", Default: "-1", Unit: "vcores",
+		Description: "Virtual cores of each TaskManager container; -1 uses taskmanager.numberOfTaskSlots.",
+	}, vcoresType{})
+)
+
+// ---- Kubernetes --------------------------------------------------------------------------------
+
+var (
+	// KubernetesNamespace is the namespace TaskManager pods are created in.
+	KubernetesNamespace = declare[string](Spec{
+		Key: "kubernetes.namespace", Default: "default",
+		Description: "Namespace the AM creates TaskManager pods in.",
+	}, stringType{check: checkNonEmpty, want: "a namespace name"})
+
+	// KubernetesNodeNameLabel is the node label used to keep pods off blocked nodes.
+	KubernetesNodeNameLabel = declare[string](Spec{
+		Key: "kubernetes.node-name-label", Default: "kubernetes.io/hostname",
+		Description: "Node label matched by the NotIn node affinity that keeps new TaskManager pods off blocked nodes.",
+	}, stringType{check: checkNonEmpty, want: "a node label key"})
+)
+
+// ---- Metrics and logging -----------------------------------------------------------------------
+
+var (
+	// MetricsReporters lists the metric reporters to start.
+	MetricsReporters = declare[[]string](Spec{
+		Key:         "metrics.reporters",
+		Description: "Reporters to start, separated by ';' (tide ships prom). Unset: none. Reporter settings live under metrics.reporter.<name>.*.",
+	}, listType{})
+
+	// MetricsPrometheusPort is the port of the Prometheus reporter.
+	MetricsPrometheusPort = declare[int](Spec{
+		Key: "metrics.reporter.prom.port", Default: "9249",
+		Description: "Port the prom reporter serves /metrics on; 0 picks a free port.",
+	}, intType{0, anyPort})
+
+	// EnvLogDir is the directory log files are written to.
+	EnvLogDir = declare[string](Spec{
+		Key:         "env.log.dir",
+		Description: "Directory the scripts in bin/ write log files to. Unset: log/ next to bin/.",
+	}, stringType{})
+)
+
+// maxParallelismType is -1 (derive) or 1..32768.
+type maxParallelismType struct{ intType }
+
+func (maxParallelismType) parse(raw string) (int, string) {
+	n, problem := intType{-1, maxParallelism}.parse(raw)
+	if problem == "" && n == 0 {
+		return 0, "is out of range"
+	}
+	return n, problem
+}
+
+func (maxParallelismType) expected() string {
+	return "-1 (derived) or an integer between 1 and 32768"
+}
+
+// vcoresType is -1 (use the slot count) or ≥ 1.
+type vcoresType struct{ intType }
+
+func (vcoresType) parse(raw string) (int, string) {
+	n, problem := intType{-1, unlimited}.parse(raw)
+	if problem == "" && n == 0 {
+		return 0, "is out of range"
+	}
+	return n, problem
+}
+
+func (vcoresType) expected() string { return "-1 (one per slot) or an integer ≥ 1" }
+
+func checkNonEmpty(s string) string {
+	if strings.TrimSpace(s) == "" {
+		return "is empty"
+	}
+	return ""
+}
+
+func checkStorageURI(s string) string {
+	if filepath.IsAbs(s) {
+		return ""
+	}
+	u, err := url.Parse(s)
+	if err != nil {
+		return "is not a URI"
+	}
+	switch u.Scheme {
+	case "hdfs", "file":
+		if u.Path == "" {
+			return "has no path"
+		}
+		return ""
+	case "":
+		return "is a relative path"
+	default:
+		return "has an unsupported scheme " + u.Scheme
+	}
+}
