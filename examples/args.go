@@ -1,0 +1,46 @@
+package examples
+
+import (
+	"flag"
+	"fmt"
+	"io"
+)
+
+// jobArgs are the arguments every example understands.
+type jobArgs struct {
+	records     int64
+	keys        int64
+	rate        float64
+	output      string
+	input       string
+	parallelism int
+	maxParallel int
+	cars        int
+}
+
+func parseArgs(job string, args []string) (jobArgs, error) {
+	a := jobArgs{}
+	fs := flag.NewFlagSet(job, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.Int64Var(&a.records, "records", 0, "number of records (0: the job's default)")
+	fs.Int64Var(&a.keys, "keys", 0, "number of keys (0: the job's default)")
+	fs.Float64Var(&a.rate, "rate", 0, "records per second per source subtask (0: unlimited)")
+	fs.StringVar(&a.output, "output", "", "output directory (exactly-once file sink); empty: print")
+	fs.StringVar(&a.input, "input", "", "input directory")
+	fs.IntVar(&a.parallelism, "parallelism", 1, "configured parallelism")
+	fs.IntVar(&a.maxParallel, "max-parallelism", 0, "maxParallelism (number of key groups; 0: default)")
+	fs.IntVar(&a.cars, "cars", 2, "number of cars (TopSpeedWindowing)")
+	if err := fs.Parse(args); err != nil {
+		return a, fmt.Errorf("job %s: %w", job, err)
+	}
+	if fs.NArg() > 0 {
+		return a, fmt.Errorf("job %s: unexpected argument %q", job, fs.Arg(0))
+	}
+	if a.parallelism < 1 {
+		return a, fmt.Errorf("job %s: --parallelism %d, want >= 1", job, a.parallelism)
+	}
+	if a.records < 0 || a.keys < 0 || a.rate < 0 {
+		return a, fmt.Errorf("job %s: --records, --keys and --rate must not be negative", job)
+	}
+	return a, nil
+}

@@ -1,0 +1,115 @@
+package stream
+
+import (
+	"fmt"
+
+	"github.com/tidestream/tide/core/jobgraph"
+)
+
+// DataStream is a stream of records of type T.
+type DataStream[T any] struct {
+	job  *Job
+	node *node
+}
+
+// Job returns the job the stream belongs to.
+func (s DataStream[T]) Job() *Job { return s.job }
+
+// WithCodec sets the codec used when the stream's records leave their vertex.
+func (s DataStream[T]) WithCodec(c Codec[T]) DataStream[T] {
+	s.node.codec = erased[T]{c}
+	return s
+}
+
+// WithParallelism sets the configured parallelism of the stream's last operator.
+func (s DataStream[T]) WithParallelism(p int) DataStream[T] {
+	if p < 1 {
+		s.job.fail(fmt.Errorf("job %q, operator %q: parallelism %d, want >= 1", s.job.name, s.node.name, p))
+		return s
+	}
+	s.node.parallelism = p
+	return s
+}
+
+// WithUID sets the id under which the operator's state is stored (default: its name).
+func (s DataStream[T]) WithUID(uid string) DataStream[T] {
+	s.node.uid = slug(uid)
+	return s
+}
+
+// FromSource adds a split source producing records of type T.
+func FromSource[T any](j *Job, name string, src SplitSource, wm WatermarkStrategy[T]) DataStream[T] {
+	n := j.add(&node{name: name, source: src, watermarks: wm.erase(), codec: erased[T]{CodecFor[T]()}, parallelism: j.parallelism, edge: jobgraph.Forward})
+	return DataStream[T]{job: j, node: n}
+}
+
+func addOp[In, Out any](s DataStream[In], name string, edge jobgraph.EdgeKind, newOp func() Operator) DataStream[Out] {
+	n := s.job.add(&node{name: name, newOp: newOp, input: s.node, edge: edge, codec: erased[Out]{CodecFor[Out]()}, parallelism: s.node.parallelism})
+	return DataStream[Out]{job: s.job, node: n}
+}
+
+// Map applies fn to every record.
+func Map[In, Out any](s DataStream[In], name string, fn func(In) Out) DataStream[Out] {
+	return addOp[In, Out](s, name, jobgraph.Forward, func() Operator { return &mapOp[In, Out]{fn: fn} })
+}
+
+// Filter keeps the records for which keep returns true.
+func Filter[T any](s DataStream[T], name string, keep func(T) bool) DataStream[T] {
+	out := addOp[T, T](s, name, jobgraph.Forward, func() Operator { return &filterOp[T]{keep: keep} })
+	out.node.codec = s.node.codec
+	return out
+}
+
+// FlatMap calls fn for every record; fn emits any number of results through emit.
+func FlatMap[In, Out any](s DataStream[In], name string, fn func(v In, emit func(Out))) DataStream[Out] {
+	return addOp[In, Out](s, name, jobgraph.Forward, func() Operator { return &flatMapOp[In, Out]{fn: fn} })
+}
+
+// Rebalance spreads the stream round robin over the next operator's subtasks.
+func Rebalance[T any](s DataStream[T], name string) DataStream[T] {
+	out := addOp[T, T](s, name, jobgraph.Rebalance, func() Operator { return &mapOp[T, T]{fn: func(v T) T { return v }} })
+	out.node.codec = s.node.codec
+	return out
+}
+
+// Sink ends the stream in op (Print, FileSink, or any Operator that emits nothing).
+func Sink[T any](s DataStream[T], name string, newOp func() Operator) {
+	s.job.add(&node{name: name, newOp: newOp, input: s.node, edge: jobgraph.Forward, codec: s.node.codec, parallelism: s.node.parallelism})
+}
+
+type mapOp[In, Out any] struct {
+	BaseOperator
+	fn func(In) Out
+}
+
+func (o *mapOp[In, Out]) Process(v any, ts int64, out Collector) error {
+	return out.Collect(o.fn(v.(In)), ts)
+}
+
+type filterOp[T any] struct {
+	BaseOperator
+	keep func(T) bool
+}
+
+func (o *filterOp[T]) Process(v any, ts int64, out Collector) error {
+	if o.keep(v.(T)) {
+		return out.Collect(v, ts)
+	}
+	return nil
+}
+
+type flatMapOp[In, Out any] struct {
+	BaseOperator
+	fn  func(In, func(Out))
+	err error
+}
+
+func (o *flatMapOp[In, Out]) Process(v any, ts int64, out Collector) error {
+	o.err = nil
+	o.fn(v.(In), func(r Out) {
+		if o.err == nil {
+			o.err = out.Collect(r, ts)
+		}
+	})
+	return o.err
+}

@@ -1,0 +1,98 @@
+package stream
+
+import (
+	"context"
+	"log/slog"
+	"math"
+)
+
+// Watermark values. A watermark w promises that no record with timestamp <= w follows.
+const (
+	MinWatermark int64 = math.MinInt64
+	MaxWatermark int64 = math.MaxInt64
+	// NoTimestamp marks a record without event time.
+	NoTimestamp int64 = math.MinInt64
+)
+
+// Collector receives the records an operator emits, with their event timestamps.
+type Collector interface {
+	Collect(v any, ts int64) error
+}
+
+// Runtime describes where one operator instance runs.
+type Runtime struct {
+	JobID          string
+	Vertex         string
+	OperatorID     string
+	Subtask        int
+	Parallelism    int
+	MaxParallelism int
+	// KeyGroupStart..KeyGroupEnd (inclusive) are the key groups this subtask owns.
+	KeyGroupStart, KeyGroupEnd int
+	Attempt                    int64
+	Logger                     *slog.Logger
+}
+
+// OwnsKeyGroup reports whether kg is in this subtask's range.
+func (r Runtime) OwnsKeyGroup(kg int) bool { return kg >= r.KeyGroupStart && kg <= r.KeyGroupEnd }
+
+// Operator is one step of a chain. The runtime calls its methods from one goroutine.
+type Operator interface {
+	// Open prepares the operator; restored is nil for a fresh start.
+	Open(ctx context.Context, rt Runtime, restored StateReader) error
+	// Process handles one record.
+	Process(v any, ts int64, out Collector) error
+	// Watermark is called when the input watermark advances, before it is forwarded.
+	Watermark(wm int64, out Collector) error
+	// Snapshot writes the operator's state for the checkpoint.
+	Snapshot(checkpointID int64, w StateWriter) error
+	// CheckpointComplete is called when a checkpoint this operator took part in completed.
+	CheckpointComplete(ctx context.Context, checkpointID int64) error
+	// EndInput is called once when every input has ended (bounded input).
+	EndInput(ctx context.Context, out Collector) error
+	// Close releases resources; called on every exit path.
+	Close() error
+}
+
+// BaseOperator implements every Operator method as a no-op, for embedding.
+type BaseOperator struct{}
+
+func (BaseOperator) Open(context.Context, Runtime, StateReader) error { return nil }
+func (BaseOperator) Watermark(int64, Collector) error                 { return nil }
+func (BaseOperator) Snapshot(int64, StateWriter) error                { return nil }
+func (BaseOperator) CheckpointComplete(context.Context, int64) error  { return nil }
+func (BaseOperator) EndInput(context.Context, Collector) error        { return nil }
+func (BaseOperator) Close() error                                     { return nil }
+
+// ListItem is one entry of operator list state (a split, a pending commit).
+type ListItem struct {
+	ID   string
+	Data []byte
+}
+
+// ListMode says how list state is redistributed when restoring at another parallelism.
+type ListMode uint8
+
+const (
+	// RoundRobin gives subtask i the items at positions i, i+p, … of all items sorted by ID.
+	RoundRobin ListMode = 1
+	// Union gives every subtask every item.
+	Union ListMode = 2
+)
+
+// StateWriter receives an operator's state during a snapshot.
+type StateWriter interface {
+	// Keyed appends one entry of keyed state in key group kg.
+	Keyed(state string, kg int, key, value []byte)
+	// List appends one item of operator list state.
+	List(state string, mode ListMode, item ListItem)
+}
+
+// StateReader gives an operator the state it restores from.
+type StateReader interface {
+	// Keyed calls fn for every entry of keyed state whose key group this subtask owns.
+	// key and value are valid only during the call.
+	Keyed(state string, fn func(kg int, key, value []byte) error) error
+	// List returns this subtask's share of list state (per the mode it was written with).
+	List(state string) []ListItem
+}

@@ -1,0 +1,111 @@
+package stream_test
+
+import (
+	"context"
+	"os"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/tidestream/tide/stream"
+)
+
+func fileSinkJob(dir string) *stream.Job {
+	job := stream.NewJob("j", 1, 0)
+	src := stream.NumberSequenceSource(job, "n", stream.NumberSequence{From: 1, To: 2})
+	stream.FileSink(stream.Map(src, "s", func(v int64) string { return "x" + strings.Repeat("!", int(v)) }).WithParallelism(1), "sink", dir, func(s string) string { return s })
+	return job
+}
+
+func committed(t *testing.T, dir string) []string {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lines []string
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), ".") {
+			continue
+		}
+		b, err := os.ReadFile(dir + "/" + e.Name())
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines = append(lines, strings.Fields(string(b))...)
+	}
+	sort.Strings(lines)
+	return lines
+}
+
+func hidden(t *testing.T, dir string) int {
+	entries, _ := os.ReadDir(dir)
+	n := 0
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), ".") {
+			n++
+		}
+	}
+	return n
+}
+
+// TestFileSinkTwoPhase: records are visible only after their checkpoint completes; a
+// restore from checkpoint 1 re-commits its pending file and discards what came after.
+func TestFileSinkTwoPhase(t *testing.T) {
+	dir := t.TempDir()
+	ctx := context.Background()
+	job := fileSinkJob(dir)
+	sink := vertexOps(t, job, "n")[1].Operator // n -> s -> sink chained
+	rt := runtimeFor("sink", 1, 0, 128)
+	open(t, sink, rt, nil)
+	write := func(op stream.Operator, s ...string) {
+		for _, v := range s {
+			if err := op.Process(v, 0, nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	write(sink, "a", "b")
+	if got := committed(t, dir); len(got) != 0 {
+		t.Fatalf("visible before any checkpoint: %v", got)
+	}
+	chk1 := snapshotOp(t, sink, rt, 1) // pre-commit a, b
+	write(sink, "c")
+	_ = snapshotOp(t, sink, rt, 2) // pre-commit c; checkpoint 2 never completes
+	write(sink, "d")
+	if got := committed(t, dir); len(got) != 0 {
+		t.Fatalf("visible before completion: %v", got)
+	}
+	// The job fails here (no CheckpointComplete(1) arrived) and restores from checkpoint 1.
+	if err := sink.Close(); err != nil {
+		t.Fatal(err)
+	}
+	rt2 := rt
+	rt2.Attempt = 2
+	sink2 := vertexOps(t, fileSinkJob(dir), "n")[1].Operator
+	open(t, sink2, rt2, restoreFor(t, rt2, [][]byte{chk1}))
+	if got, want := committed(t, dir), []string{"a", "b"}; !slices.Equal(got, want) {
+		t.Fatalf("after restore: %v, want %v", got, want)
+	}
+	if n := hidden(t, dir); n != 0 {
+		t.Fatalf("%d leftover in-progress files after restore, want 0", n)
+	}
+	// Restoring the same checkpoint again (another failure) commits nothing twice.
+	rt3 := rt
+	rt3.Attempt = 3
+	sink3 := vertexOps(t, fileSinkJob(dir), "n")[1].Operator
+	open(t, sink3, rt3, restoreFor(t, rt3, [][]byte{chk1}))
+	write(sink3, "e")
+	_ = snapshotOp(t, sink3, rt3, 3)
+	if err := sink3.CheckpointComplete(ctx, 3); err != nil {
+		t.Fatal(err)
+	}
+	write(sink3, "f")
+	if err := sink3.EndInput(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := committed(t, dir), []string{"a", "b", "e", "f"}; !slices.Equal(got, want) {
+		t.Fatalf("final: %v, want %v", got, want)
+	}
+}

@@ -1,0 +1,41 @@
+package exec_test
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/tidestream/tide/core"
+	"github.com/tidestream/tide/examples"
+)
+
+// BenchmarkWordCountKeyBy runs WordCount (directory source → tokenize → keyBy → count →
+// file sink) at parallelism 2 across two executors on loopback; b.N is the number of words.
+// Reports words/s.
+func BenchmarkWordCountKeyBy(b *testing.B) {
+	in, out := b.TempDir(), b.TempDir()
+	const filesN = 8
+	wordsPerLine := 10
+	lines := max(1, b.N/(filesN*wordsPerLine))
+	for f := range filesN {
+		var sb strings.Builder
+		for l := range lines {
+			for w := range wordsPerLine {
+				fmt.Fprintf(&sb, "w%d ", (f*7+l*13+w)%1000)
+			}
+			sb.WriteByte('\n')
+		}
+		writeFile(b, in, fmt.Sprintf("part-%d.txt", f), sb.String())
+	}
+	job, err := examples.BuildWordCount([]string{"--input", in, "--output", out, "--parallelism", "2"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	am := newFakeAM(b, job, 2)
+	b.ResetTimer()
+	am.deploy(2)
+	am.waitFor("the job to finish", func() bool { return am.allInState(core.TaskFinished) })
+	b.StopTimer()
+	words := float64(filesN * lines * wordsPerLine)
+	b.ReportMetric(words/b.Elapsed().Seconds(), "words/s")
+}

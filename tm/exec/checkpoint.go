@@ -1,0 +1,125 @@
+package exec
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/tidestream/tide/storage"
+	"github.com/tidestream/tide/stream"
+	"github.com/tidestream/tide/tm/snapshot"
+)
+
+// CheckpointDir is where the files of checkpoint id of a job live in the storage.
+func CheckpointDir(jobID string, id int64) string { return fmt.Sprintf("%s/chk-%d", jobID, id) }
+
+// StateFileName is the name of one subtask's state file in its checkpoint directory.
+func StateFileName(vertex string, index int) string { return fmt.Sprintf("%s-%d.state", vertex, index) }
+
+// checkpoint snapshots the chain, forwards the barrier, writes the state file and acks.
+func (t *task) checkpoint(ctx context.Context, id, ts int64) error {
+	var w snapshot.Writer
+	if t.reader != nil {
+		splits, err := t.reader.SnapshotState(id)
+		if err != nil {
+			return t.decline(id, fmt.Errorf("source reader snapshot: %w", err))
+		}
+		sw := w.Operator(t.vertex.ID)
+		for _, s := range splits {
+			sw.List(splitsState, stream.RoundRobin, stream.ListItem(s))
+		}
+	}
+	for _, op := range t.chain {
+		if err := op.Operator.Snapshot(id, w.Operator(op.ID)); err != nil {
+			return t.decline(id, fmt.Errorf("operator %q snapshot: %w", op.Name, err))
+		}
+	}
+	data := w.Encode(snapshot.Header{
+		Vertex: t.vertex.ID, Subtask: t.index, Parallelism: t.parallelism, MaxParallelism: t.maxP,
+		KeyGroupStart: t.kgStart, KeyGroupEnd: t.kgEnd, Checkpoint: id, Attempt: t.a.id,
+	})
+	if err := t.router.barrier(id, ts); err != nil {
+		return err
+	}
+	name := CheckpointDir(t.e.cfg.JobID, id) + "/" + StateFileName(t.vertex.ID, t.index)
+	if err := storage.WriteFile(ctx, t.e.cfg.Storage, name, data); err != nil {
+		return t.decline(id, fmt.Errorf("writing %s: %w", name, err))
+	}
+	t.ack(id, []StateHandle{{Name: name, Size: int64(len(data))}})
+	return nil
+}
+
+// decline reports a checkpoint this subtask could not take; the subtask goes on.
+func (t *task) decline(id int64, err error) error {
+	t.log.Warn("declining checkpoint", "checkpoint", id, "err", err)
+	t.e.cfg.Reporter.CheckpointDecline(t.a.id, id, t.vertex.ID, t.index, err.Error())
+	return nil
+}
+
+// stateSource gives operators their restored state (nil operator readers on a fresh start).
+type stateSource struct{ r *snapshot.Restore }
+
+func (s stateSource) operator(id string) stream.StateReader {
+	if s.r == nil {
+		return nil
+	}
+	return s.r.Operator(id)
+}
+
+// loadRestore reads the files of this vertex in the checkpoint to restore from.
+func (t *task) loadRestore(ctx context.Context) (stateSource, error) {
+	n := t.plan.spec.RestoreFrom
+	if n <= 0 {
+		return stateSource{}, nil
+	}
+	dir := CheckpointDir(t.e.cfg.JobID, n)
+	files, err := t.e.cfg.Storage.List(ctx, dir)
+	if err != nil {
+		if errors.Is(err, storage.ErrNotFound) {
+			return stateSource{}, unrecoverable{fmt.Errorf("restoring checkpoint %d: %s does not exist: %w", n, dir, err)}
+		}
+		return stateSource{}, fmt.Errorf("restoring checkpoint %d: listing %s: %w", n, dir, err)
+	}
+	r := snapshot.NewRestore(t.index, t.parallelism, t.kgStart, t.kgEnd)
+	prefix := t.vertex.ID + "-"
+	loaded := 0
+	for _, fi := range files {
+		if fi.IsDir || !strings.HasPrefix(fi.Name, prefix) || !strings.HasSuffix(fi.Name, ".state") {
+			continue
+		}
+		if strings.ContainsRune(strings.TrimSuffix(strings.TrimPrefix(fi.Name, prefix), ".state"), '-') {
+			continue // another vertex whose id extends ours
+		}
+		f, err := t.readStateFile(ctx, dir+"/"+fi.Name, r)
+		if err != nil {
+			return stateSource{}, err
+		}
+		if f.Header.Vertex != t.vertex.ID {
+			return stateSource{}, unrecoverable{fmt.Errorf("restoring checkpoint %d: %s holds vertex %q, want %q", n, fi.Name, f.Header.Vertex, t.vertex.ID)}
+		}
+		if f.Header.MaxParallelism != t.maxP {
+			return stateSource{}, unrecoverable{fmt.Errorf("restoring checkpoint %d: %s was written with maxParallelism %d, the job now has %d; key groups cannot be remapped",
+				n, fi.Name, f.Header.MaxParallelism, t.maxP)}
+		}
+		if err := r.Add(f); err != nil {
+			return stateSource{}, unrecoverable{fmt.Errorf("restoring checkpoint %d from %s: %w", n, fi.Name, err)}
+		}
+		loaded++
+	}
+	t.log.Info("restoring state", "checkpoint", n, "files", loaded, "key_groups", fmt.Sprintf("%d-%d", t.kgStart, t.kgEnd))
+	return stateSource{r: r}, nil
+}
+
+func (t *task) readStateFile(ctx context.Context, name string, r *snapshot.Restore) (*snapshot.File, error) {
+	rc, err := t.e.cfg.Storage.Open(ctx, name)
+	if err != nil {
+		return nil, fmt.Errorf("restoring: opening %s: %w", name, err)
+	}
+	defer rc.Close()
+	f, err := snapshot.Read(rc, r.Wants)
+	if err != nil {
+		return nil, unrecoverable{fmt.Errorf("restoring: reading %s: %w", name, err)}
+	}
+	return f, nil
+}

@@ -1,0 +1,244 @@
+package exec
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+
+	"github.com/tidestream/tide/core"
+	"github.com/tidestream/tide/storage"
+	"github.com/tidestream/tide/stream"
+	"github.com/tidestream/tide/tm/netplane"
+)
+
+// Reporter receives what the subtasks of this TaskManager tell the AM. It must be safe for
+// concurrent use (subtasks call it from their own goroutines) and should not block long.
+type Reporter interface {
+	TaskState(attempt int64, vertex string, index int, state string, err error, unrecoverable bool)
+	CheckpointAck(attempt, checkpointID int64, vertex string, index int, handles []StateHandle)
+	CheckpointDecline(attempt, checkpointID int64, vertex string, index int, reason string)
+	RequestSplit(attempt int64, vertex string, index int)
+}
+
+// StateHandle names one state file a subtask wrote for a checkpoint.
+type StateHandle struct {
+	Name string
+	Size int64
+}
+
+// Config is what an Executor needs.
+type Config struct {
+	JobID         string
+	Job           *stream.Job
+	TaskManagerID string
+	Storage       storage.Storage
+	Plane         *netplane.Plane
+	Reporter      Reporter
+	Logger        *slog.Logger
+}
+
+// VertexParallelism is the parallelism of one vertex in an attempt.
+type VertexParallelism struct {
+	Vertex                      string
+	Parallelism, MaxParallelism int
+}
+
+// Subtask is one subtask to run on this TaskManager.
+type Subtask struct {
+	Vertex string
+	Index  int
+	Slot   int
+}
+
+// Location says where a subtask of the attempt runs and where its data plane listens.
+type Location struct {
+	Vertex        string
+	Index         int
+	TaskManagerID string
+	DataAddress   string
+}
+
+// DeploySpec is one attempt's deployment as seen by this TaskManager.
+type DeploySpec struct {
+	Attempt     int64
+	RestoreFrom int64 // 0: fresh start
+	Vertices    []VertexParallelism
+	Subtasks    []Subtask
+	Locations   []Location
+}
+
+// Executor runs the subtasks deployed to one TaskManager.
+type Executor struct {
+	cfg Config
+	log *slog.Logger
+
+	mu       sync.Mutex
+	attempts map[int64]*attempt
+	closed   bool
+}
+
+// attempt is the subtasks of one deployment attempt running here.
+type attempt struct {
+	id     int64
+	ctx    context.Context
+	cancel context.CancelFunc
+	tasks  []*task
+	wg     sync.WaitGroup
+
+	mu        sync.Mutex
+	triggered int64 // highest checkpoint triggered
+}
+
+// ErrClosed is returned by Deploy after Close.
+var ErrClosed = errors.New("executor closed")
+
+// NewExecutor creates an executor; it runs nothing until Deploy.
+func NewExecutor(cfg Config) *Executor {
+	log := cfg.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	log = log.With("taskmanager", cfg.TaskManagerID, "job", cfg.JobID)
+	return &Executor{cfg: cfg, log: log, attempts: map[int64]*attempt{}}
+}
+
+// Deploy starts the subtasks of spec that run here. It returns once they are started;
+// their progress arrives through the Reporter.
+func (e *Executor) Deploy(ctx context.Context, spec DeploySpec) error {
+	if e.cfg.Job == nil || e.cfg.Plane == nil || e.cfg.Reporter == nil || e.cfg.Storage == nil {
+		return fmt.Errorf("executor of taskmanager %s: Config needs Job, Plane, Reporter and Storage", e.cfg.TaskManagerID)
+	}
+	plan, err := newPlan(e.cfg.Job, spec)
+	if err != nil {
+		return fmt.Errorf("deploying attempt %d on taskmanager %s: %w", spec.Attempt, e.cfg.TaskManagerID, err)
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.closed {
+		return ErrClosed
+	}
+	if _, dup := e.attempts[spec.Attempt]; dup {
+		return fmt.Errorf("deploying attempt %d on taskmanager %s: already deployed", spec.Attempt, e.cfg.TaskManagerID)
+	}
+	actx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	a := &attempt{id: spec.Attempt, ctx: actx, cancel: cancel}
+	for _, st := range spec.Subtasks {
+		t, err := newTask(e, a, plan, st)
+		if err != nil {
+			cancel()
+			return fmt.Errorf("deploying attempt %d on taskmanager %s: %w", spec.Attempt, e.cfg.TaskManagerID, err)
+		}
+		a.tasks = append(a.tasks, t)
+	}
+	e.attempts[spec.Attempt] = a
+	e.log.Info("deploying attempt", "attempt", spec.Attempt, "subtasks", len(a.tasks), "restore_from", spec.RestoreFrom)
+	for _, t := range a.tasks {
+		e.cfg.Reporter.TaskState(a.id, t.vertex.ID, t.index, string(core.TaskDeploying), nil, false)
+		a.wg.Add(1)
+		go func() {
+			defer a.wg.Done()
+			t.run()
+		}()
+	}
+	return nil
+}
+
+func (e *Executor) attempt(id int64) *attempt {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.attempts[id]
+}
+
+// Cancel stops every subtask of the attempt (each reports CANCELED unless it already
+// ended) and releases the attempt's channels. It waits for the subtasks to exit or ctx.
+func (e *Executor) Cancel(ctx context.Context, attemptID int64) {
+	e.mu.Lock()
+	a := e.attempts[attemptID]
+	delete(e.attempts, attemptID)
+	e.mu.Unlock()
+	if a == nil {
+		return
+	}
+	e.log.Info("cancelling attempt", "attempt", attemptID)
+	a.cancel()
+	e.cfg.Plane.ReleaseAttempt(attemptID)
+	done := make(chan struct{})
+	go func() {
+		a.wg.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-ctx.Done():
+		e.log.Warn("subtasks still stopping after cancel", "attempt", attemptID, "err", ctx.Err())
+	}
+}
+
+// TriggerCheckpoint makes the attempt's sources here inject barrier checkpointID; subtasks
+// that already finished acknowledge it at once with no state.
+func (e *Executor) TriggerCheckpoint(attemptID, checkpointID int64, timestampMillis int64) {
+	a := e.attempt(attemptID)
+	if a == nil {
+		return
+	}
+	a.mu.Lock()
+	a.triggered = max(a.triggered, checkpointID)
+	a.mu.Unlock()
+	for _, t := range a.tasks {
+		if t.vertex.Source == nil {
+			continue
+		}
+		if !t.mail.put(control{kind: ctlTrigger, checkpoint: checkpointID, timestamp: timestampMillis}) {
+			t.ackFinished(checkpointID)
+		}
+	}
+	for _, t := range a.tasks {
+		if t.vertex.Source == nil && t.isFinished() {
+			t.ackFinished(checkpointID)
+		}
+	}
+}
+
+// NotifyCheckpointComplete tells the attempt's subtasks that a checkpoint completed
+// (two-phase sinks commit).
+func (e *Executor) NotifyCheckpointComplete(attemptID, checkpointID int64) {
+	a := e.attempt(attemptID)
+	if a == nil {
+		return
+	}
+	for _, t := range a.tasks {
+		t.mail.put(control{kind: ctlComplete, checkpoint: checkpointID})
+	}
+}
+
+// AddSplits hands splits (and possibly "no more splits") to a source subtask's reader.
+func (e *Executor) AddSplits(attemptID int64, vertex string, index int, splits []stream.Split, noMoreSplits bool) {
+	a := e.attempt(attemptID)
+	if a == nil {
+		return
+	}
+	for _, t := range a.tasks {
+		if t.vertex.ID == vertex && t.index == index {
+			t.mail.put(control{kind: ctlSplits, splits: splits, noMore: noMoreSplits})
+			return
+		}
+	}
+	e.log.Warn("splits for a subtask not running here", "attempt", attemptID, "vertex", vertex, "index", index, "splits", len(splits))
+}
+
+// Close cancels every attempt and waits for their subtasks (bounded by ctx).
+func (e *Executor) Close(ctx context.Context) error {
+	e.mu.Lock()
+	e.closed = true
+	ids := make([]int64, 0, len(e.attempts))
+	for id := range e.attempts {
+		ids = append(ids, id)
+	}
+	e.mu.Unlock()
+	for _, id := range ids {
+		e.Cancel(ctx, id)
+	}
+	return ctx.Err()
+}

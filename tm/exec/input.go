@@ -1,0 +1,99 @@
+package exec
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"runtime/debug"
+
+	"github.com/tidestream/tide/stream"
+	"github.com/tidestream/tide/tm/netplane"
+)
+
+type eventKind uint8
+
+const (
+	evRecord eventKind = iota
+	evWatermark
+	evBarrier
+	evEnd
+	evError
+)
+
+// event is one message from one input channel, decoded.
+type event struct {
+	kind  eventKind
+	input int
+	v     any
+	ts    int64
+	id    int64
+	err   error
+}
+
+// inputChan is one channel this subtask consumes.
+type inputChan struct {
+	idx    int
+	in     *netplane.Input
+	spec   stream.VertexInput
+	resume chan struct{}
+}
+
+// read forwards the channel's messages as events until it ends; after a barrier it waits
+// until the task has aligned it (so records after the barrier stay in the channel).
+func (c *inputChan) read(ctx context.Context, events chan<- event) {
+	send := func(ev event) bool {
+		select {
+		case events <- ev:
+			return true
+		case <-ctx.Done():
+			return false
+		}
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			send(event{kind: evError, input: c.idx, err: fmt.Errorf("panic decoding input %s: %v\n%s", c.in.ID(), r, debug.Stack())})
+		}
+	}()
+	for {
+		b, err := c.in.Next(ctx)
+		if errors.Is(err, io.EOF) {
+			send(event{kind: evEnd, input: c.idx})
+			return
+		}
+		if err != nil {
+			if ctx.Err() == nil {
+				send(event{kind: evError, input: c.idx, err: fmt.Errorf("reading %s: %w", c.in.ID(), err)})
+			}
+			return
+		}
+		m, err := parseMessage(b)
+		if err != nil {
+			send(event{kind: evError, input: c.idx, err: fmt.Errorf("input %s: %w", c.in.ID(), err)})
+			return
+		}
+		ev := event{input: c.idx, ts: m.ts}
+		switch m.tag {
+		case tagRecord, tagRecordTs:
+			ev.kind = evRecord
+			if ev.v, err = c.spec.Decode(m.payload); err != nil {
+				send(event{kind: evError, input: c.idx, err: fmt.Errorf("decoding a record from %s: %w", c.in.ID(), err)})
+				return
+			}
+		case tagWatermark:
+			ev.kind = evWatermark
+		case tagBarrier:
+			ev.kind, ev.id = evBarrier, m.id
+		}
+		if !send(ev) {
+			return
+		}
+		if ev.kind == evBarrier {
+			select {
+			case <-c.resume:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}
+}

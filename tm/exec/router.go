@@ -1,0 +1,96 @@
+package exec
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/hashicorp/go-multierror"
+
+	"github.com/tidestream/tide/core/jobgraph"
+	"github.com/tidestream/tide/stream"
+	"github.com/tidestream/tide/tm/netplane"
+)
+
+// edgeOut is one outgoing edge of a subtask: an Output per consumer subtask it feeds.
+type edgeOut struct {
+	spec stream.VertexOutput
+	outs []*netplane.Output
+	p    int // consumer parallelism
+	maxP int // consumer maxParallelism
+	rr   int
+}
+
+// router is the collector at the end of a chain: it encodes records once and writes them
+// to the consumer each edge picks (FORWARD: the one; HASH: by key group; REBALANCE: round
+// robin). Watermarks and barriers go to every consumer.
+type router struct {
+	ctx   context.Context
+	edges []*edgeOut
+	buf   []byte
+	sent  int64
+}
+
+func (r *router) Collect(v any, ts int64) error {
+	if len(r.edges) == 0 {
+		return nil
+	}
+	r.buf = appendRecordHeader(r.buf[:0], ts)
+	r.buf = r.edges[0].spec.Append(r.buf, v)
+	for _, e := range r.edges {
+		target := 0
+		switch e.spec.Kind {
+		case jobgraph.Hash:
+			kg := jobgraph.KeyGroupFor(e.spec.KeyHash(v), e.maxP)
+			target = jobgraph.OperatorIndexFor(kg, e.maxP, e.p)
+		case jobgraph.Rebalance:
+			target = e.rr
+			e.rr++
+			if e.rr == len(e.outs) {
+				e.rr = 0
+			}
+		}
+		if err := e.outs[target].Write(r.ctx, r.buf); err != nil {
+			return fmt.Errorf("writing to %s: %w", e.outs[target].ID(), err)
+		}
+	}
+	r.sent++
+	return nil
+}
+
+// broadcast writes one control message to every consumer and flushes.
+func (r *router) broadcast(msg []byte) error {
+	for _, e := range r.edges {
+		for _, o := range e.outs {
+			if err := o.Write(r.ctx, msg); err != nil {
+				return fmt.Errorf("writing to %s: %w", o.ID(), err)
+			}
+			if err := o.Flush(r.ctx); err != nil {
+				return fmt.Errorf("flushing %s: %w", o.ID(), err)
+			}
+		}
+	}
+	return nil
+}
+
+func (r *router) watermark(wm int64) error {
+	r.buf = appendWatermark(r.buf[:0], wm)
+	return r.broadcast(r.buf)
+}
+
+func (r *router) barrier(id, ts int64) error {
+	r.buf = appendBarrier(r.buf[:0], id, ts)
+	return r.broadcast(r.buf)
+}
+
+// close ends every output (end of partition for the consumers).
+func (r *router) close(ctx context.Context) error {
+	var errs *multierror.Error
+	for _, e := range r.edges {
+		for _, o := range e.outs {
+			if err := o.Close(ctx); err != nil {
+				errs = multierror.Append(errs, fmt.Errorf("closing %s: %w", o.ID(), err))
+			}
+		}
+	}
+	return errs.ErrorOrNil()
+}

@@ -1,0 +1,353 @@
+package exec
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"runtime/debug"
+	"sync"
+	"sync/atomic"
+
+	"github.com/tidestream/tide/core"
+	"github.com/tidestream/tide/core/jobgraph"
+	"github.com/tidestream/tide/stream"
+	"github.com/tidestream/tide/tm/netplane"
+)
+
+// task is one subtask: a vertex's chain at one index.
+type task struct {
+	e               *Executor
+	a               *attempt
+	plan            *plan
+	vertex          *stream.Vertex
+	index           int
+	parallelism     int
+	maxP            int
+	kgStart, kgEnd  int
+	log             *slog.Logger
+	mail            *mailbox
+	finished        atomic.Bool
+	ackMu           sync.Mutex
+	lastAcked       int64
+	ctx             context.Context
+	chain           []stream.ChainOperator
+	colls           []stream.Collector // colls[i] is what chain[i] emits into
+	head            stream.Collector
+	router          *router
+	inputs          []*inputChan
+	events          chan event
+	reader          stream.SourceReader
+	wmGen           stream.WatermarkGenerator
+	watermark       int64
+	lastWmEmitNanos int64
+	processed       int64
+}
+
+// unrecoverable marks failures no restart can fix (a checkpoint that cannot be restored).
+type unrecoverable struct{ err error }
+
+func (u unrecoverable) Error() string { return u.err.Error() }
+func (u unrecoverable) Unwrap() error { return u.err }
+
+func newTask(e *Executor, a *attempt, p *plan, st Subtask) (*task, error) {
+	v := p.vertices[st.Vertex]
+	vp := p.parallelism[st.Vertex]
+	start, end := jobgraph.KeyGroupRange(vp.MaxParallelism, vp.Parallelism, st.Index)
+	return &task{
+		e: e, a: a, plan: p, vertex: v, index: st.Index, parallelism: vp.Parallelism, maxP: vp.MaxParallelism,
+		kgStart: start, kgEnd: end, mail: newMailbox(), watermark: stream.MinWatermark,
+		log: e.log.With("attempt", a.id, "vertex", v.ID, "subtask", st.Index),
+	}, nil
+}
+
+func (t *task) report(state core.TaskState, err error, unrec bool) {
+	t.e.cfg.Reporter.TaskState(t.a.id, t.vertex.ID, t.index, string(state), err, unrec)
+}
+
+func (t *task) isFinished() bool { return t.finished.Load() }
+
+// ackFinished acknowledges a checkpoint with no state for a subtask that has finished.
+func (t *task) ackFinished(id int64) { t.ack(id, nil) }
+
+func (t *task) ack(id int64, handles []StateHandle) {
+	t.ackMu.Lock()
+	if id <= t.lastAcked {
+		t.ackMu.Unlock()
+		return
+	}
+	t.lastAcked = id
+	t.ackMu.Unlock()
+	t.e.cfg.Reporter.CheckpointAck(t.a.id, id, t.vertex.ID, t.index, handles)
+}
+
+// run is the subtask's goroutine.
+func (t *task) run() {
+	err := t.runSafe()
+	leftover := t.mail.close()
+	switch {
+	case err == nil:
+		t.finished.Store(true)
+		t.log.Info("subtask finished", "records_out", t.routerSent(), "records_in", t.processed)
+		t.report(core.TaskFinished, nil, false)
+		t.a.mu.Lock()
+		triggered := t.a.triggered
+		t.a.mu.Unlock()
+		for _, c := range leftover {
+			if c.kind == ctlTrigger {
+				triggered = max(triggered, c.checkpoint)
+			}
+		}
+		if triggered > 0 {
+			t.ackFinished(triggered)
+		}
+	case t.a.ctx.Err() != nil:
+		t.log.Info("subtask canceled")
+		t.report(core.TaskCanceled, nil, false)
+	default:
+		var u unrecoverable
+		unrec := errors.As(err, &u)
+		t.log.Error("subtask failed", "err", err, "unrecoverable", unrec)
+		t.report(core.TaskFailed, err, unrec)
+	}
+}
+
+func (t *task) routerSent() int64 {
+	if t.router == nil {
+		return 0
+	}
+	return t.router.sent
+}
+
+func (t *task) runSafe() (err error) {
+	ctx, cancel := context.WithCancel(t.a.ctx)
+	t.ctx = ctx
+	var inputs sync.WaitGroup
+	defer func() {
+		cancel()
+		inputs.Wait()
+	}()
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("subtask %s#%d: panic: %v\n%s", t.vertex.ID, t.index, r, debug.Stack())
+		}
+	}()
+	t.report(core.TaskInitializing, nil, false)
+	if err := t.openOutputs(ctx); err != nil {
+		return err
+	}
+	t.openInputs(ctx, &inputs)
+	restore, err := t.loadRestore(ctx)
+	if err != nil {
+		return err
+	}
+	defer t.closeOperators()
+	if err := t.openOperators(ctx, restore); err != nil {
+		return err
+	}
+	t.report(core.TaskRunning, nil, false)
+	if t.reader != nil {
+		err = t.runSource(ctx)
+	} else {
+		err = t.runInputs(ctx)
+	}
+	if err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return err
+	}
+	return t.finish(ctx)
+}
+
+func (t *task) openOutputs(ctx context.Context) error {
+	t.router = &router{ctx: ctx}
+	for _, out := range t.vertex.Outputs {
+		vp := t.plan.parallelism[out.To]
+		e := &edgeOut{spec: out, p: vp.Parallelism, maxP: vp.MaxParallelism, rr: t.index % vp.Parallelism}
+		consumers := []int{t.index}
+		if out.Kind != jobgraph.Forward {
+			consumers = consumers[:0]
+			for k := range vp.Parallelism {
+				consumers = append(consumers, k)
+			}
+		}
+		for _, k := range consumers {
+			addr, err := t.plan.address(out.To, k)
+			if err != nil {
+				return err
+			}
+			id := netplane.ChannelID{Attempt: t.a.id, Edge: stream.EdgeName(t.vertex.ID, out.To), Producer: t.index, Consumer: k}
+			o, err := t.e.cfg.Plane.OpenOutput(ctx, id, addr)
+			if err != nil {
+				return fmt.Errorf("opening output %s to %s: %w", id, addr, err)
+			}
+			e.outs = append(e.outs, o)
+		}
+		t.router.edges = append(t.router.edges, e)
+	}
+	return nil
+}
+
+func (t *task) openInputs(ctx context.Context, wg *sync.WaitGroup) {
+	t.events = make(chan event, 1024)
+	for _, in := range t.vertex.Inputs {
+		vp := t.plan.parallelism[in.From]
+		producers := []int{t.index}
+		if in.Kind != jobgraph.Forward {
+			producers = producers[:0]
+			for j := range vp.Parallelism {
+				producers = append(producers, j)
+			}
+		}
+		for _, j := range producers {
+			id := netplane.ChannelID{Attempt: t.a.id, Edge: stream.EdgeName(in.From, t.vertex.ID), Producer: j, Consumer: t.index}
+			c := &inputChan{idx: len(t.inputs), in: t.e.cfg.Plane.OpenInput(id), spec: in, resume: make(chan struct{}, 1)}
+			t.inputs = append(t.inputs, c)
+		}
+	}
+	for _, c := range t.inputs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c.read(ctx, t.events)
+		}()
+	}
+}
+
+func (t *task) runtime(opID string) stream.Runtime {
+	return stream.Runtime{
+		JobID: t.e.cfg.JobID, Vertex: t.vertex.ID, OperatorID: opID, Subtask: t.index, Parallelism: t.parallelism,
+		MaxParallelism: t.maxP, KeyGroupStart: t.kgStart, KeyGroupEnd: t.kgEnd, Attempt: t.a.id, Logger: t.log.With("operator", opID),
+	}
+}
+
+// splitsState is the list state holding a source reader's splits.
+const splitsState = "splits"
+
+func (t *task) openOperators(ctx context.Context, restore stateSource) error {
+	t.chain = t.vertex.NewChain()
+	t.colls = make([]stream.Collector, len(t.chain))
+	var next stream.Collector = t.router
+	for i := len(t.chain) - 1; i >= 0; i-- {
+		t.colls[i] = next
+		next = &link{op: t.chain[i].Operator, next: next, t: t}
+	}
+	t.head = next
+	for _, op := range t.chain {
+		if err := op.Operator.Open(ctx, t.runtime(op.ID), restore.operator(op.ID)); err != nil {
+			return fmt.Errorf("opening operator %q: %w", op.Name, err)
+		}
+	}
+	if t.vertex.Source == nil {
+		return nil
+	}
+	rc := stream.ReaderContext{Subtask: t.index, Parallelism: t.parallelism, RequestSplit: func() {
+		t.e.cfg.Reporter.RequestSplit(t.a.id, t.vertex.ID, t.index)
+	}}
+	reader, err := t.vertex.Source.CreateReader(rc)
+	if err != nil {
+		return fmt.Errorf("creating source reader: %w", err)
+	}
+	t.reader = reader
+	t.wmGen = t.vertex.Watermarks()
+	if r := restore.operator(t.vertex.ID); r != nil {
+		var splits []stream.Split
+		for _, it := range r.List(splitsState) {
+			splits = append(splits, stream.Split(it))
+		}
+		if len(splits) > 0 {
+			t.log.Info("restored source splits", "splits", len(splits))
+			reader.AddSplits(splits)
+		}
+	}
+	if err := reader.Start(ctx); err != nil {
+		return fmt.Errorf("starting source reader: %w", err)
+	}
+	return nil
+}
+
+func (t *task) closeOperators() {
+	if t.reader != nil {
+		if err := t.reader.Close(); err != nil {
+			t.log.Warn("closing source reader", "err", err)
+		}
+	}
+	for _, op := range t.chain {
+		if err := op.Operator.Close(); err != nil {
+			t.log.Warn("closing operator", "operator", op.Name, "err", err)
+		}
+	}
+}
+
+// link feeds one chained operator.
+type link struct {
+	op   stream.Operator
+	next stream.Collector
+	t    *task
+}
+
+func (l *link) Collect(v any, ts int64) error { return l.op.Process(v, ts, l.next) }
+
+// advanceWatermark passes a watermark through the chain and on to the consumers.
+func (t *task) advanceWatermark(wm int64) error {
+	if wm <= t.watermark {
+		return nil
+	}
+	t.watermark = wm
+	for i, op := range t.chain {
+		if err := op.Operator.Watermark(wm, t.colls[i]); err != nil {
+			return fmt.Errorf("operator %q at watermark %d: %w", op.Name, wm, err)
+		}
+	}
+	return t.router.watermark(wm)
+}
+
+// finish ends the input: final watermark, EndInput through the chain, end of partition.
+func (t *task) finish(ctx context.Context) error {
+	if err := t.advanceWatermark(stream.MaxWatermark); err != nil {
+		return err
+	}
+	for i, op := range t.chain {
+		if err := op.Operator.EndInput(ctx, t.colls[i]); err != nil {
+			return fmt.Errorf("operator %q at end of input: %w", op.Name, err)
+		}
+	}
+	return t.router.close(ctx)
+}
+
+// handleControl runs one queued call from the AM.
+func (t *task) handleControl(ctx context.Context, c control) error {
+	switch c.kind {
+	case ctlSplits:
+		if t.reader == nil {
+			return nil
+		}
+		if len(c.splits) > 0 {
+			t.reader.AddSplits(c.splits)
+		}
+		if c.noMore {
+			t.reader.NotifyNoMoreSplits()
+		}
+	case ctlTrigger:
+		if t.reader != nil {
+			return t.checkpoint(ctx, c.checkpoint, c.timestamp)
+		}
+	case ctlComplete:
+		for _, op := range t.chain {
+			if err := op.Operator.CheckpointComplete(ctx, c.checkpoint); err != nil {
+				return fmt.Errorf("operator %q completing checkpoint %d: %w", op.Name, c.checkpoint, err)
+			}
+		}
+	}
+	return nil
+}
+
+func (t *task) handleMail(ctx context.Context) error {
+	for _, c := range t.mail.take() {
+		if err := t.handleControl(ctx, c); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,76 @@
+package exec
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/tidestream/tide/stream"
+)
+
+// watermarkInterval is how often a source emits an advanced watermark.
+const watermarkInterval = 50 * time.Millisecond
+
+// idleWait is how long a source with nothing to emit waits before polling again (calls
+// from the AM wake it at once).
+const idleWait = 2 * time.Millisecond
+
+// sourceCollector assigns event timestamps and feeds the chain.
+type sourceCollector struct{ t *task }
+
+func (s sourceCollector) Collect(v any, ts int64) error {
+	if s.t.wmGen != nil {
+		ts = s.t.wmGen.Timestamp(v, ts)
+	}
+	return s.t.head.Collect(v, ts)
+}
+
+// runSource polls the reader until the input ends, serving the mailbox between polls.
+func (t *task) runSource(ctx context.Context) error {
+	out := sourceCollector{t: t}
+	timer := time.NewTimer(idleWait)
+	defer timer.Stop()
+	for {
+		if err := t.handleMail(ctx); err != nil {
+			return err
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		st, err := t.reader.Poll(ctx, out)
+		if err != nil {
+			return fmt.Errorf("source reader: %w", err)
+		}
+		if err := t.maybeEmitWatermark(); err != nil {
+			return err
+		}
+		switch st {
+		case stream.EndOfInput:
+			return nil
+		case stream.NothingAvailable:
+			timer.Reset(idleWait)
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-t.mail.signal:
+			case <-timer.C:
+			}
+		}
+	}
+}
+
+func (t *task) maybeEmitWatermark() error {
+	if t.wmGen == nil {
+		return nil
+	}
+	wm := t.wmGen.Current()
+	if wm <= t.watermark {
+		return nil
+	}
+	now := time.Now().UnixNano()
+	if now-t.lastWmEmitNanos < int64(watermarkInterval) {
+		return nil
+	}
+	t.lastWmEmitNanos = now
+	return t.advanceWatermark(wm)
+}

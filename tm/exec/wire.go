@@ -1,0 +1,78 @@
+package exec
+
+import (
+	"encoding/binary"
+	"fmt"
+)
+
+// Tags of in-band messages.
+const (
+	tagRecord     byte = 0 // record without event timestamp: payload
+	tagRecordTs   byte = 1 // record with timestamp: varint ts, payload
+	tagWatermark  byte = 2 // varint watermark
+	tagBarrier    byte = 3 // varint checkpoint id, varint timestamp
+	noTimestamp        = int64(-1 << 63)
+	maxMessageTag      = tagBarrier
+)
+
+func appendRecordHeader(dst []byte, ts int64) []byte {
+	if ts == noTimestamp {
+		return append(dst, tagRecord)
+	}
+	dst = append(dst, tagRecordTs)
+	return binary.AppendVarint(dst, ts)
+}
+
+func appendWatermark(dst []byte, wm int64) []byte {
+	return binary.AppendVarint(append(dst, tagWatermark), wm)
+}
+
+func appendBarrier(dst []byte, id, ts int64) []byte {
+	dst = binary.AppendVarint(append(dst, tagBarrier), id)
+	return binary.AppendVarint(dst, ts)
+}
+
+// message is one decoded in-band message (record payload not yet decoded).
+type message struct {
+	tag     byte
+	ts      int64 // record timestamp, watermark, or barrier timestamp
+	id      int64 // barrier checkpoint id
+	payload []byte
+}
+
+func parseMessage(b []byte) (message, error) {
+	if len(b) == 0 {
+		return message{}, fmt.Errorf("empty message")
+	}
+	m := message{tag: b[0], ts: noTimestamp}
+	rest := b[1:]
+	switch m.tag {
+	case tagRecord:
+		m.payload = rest
+	case tagRecordTs:
+		ts, n := binary.Varint(rest)
+		if n <= 0 {
+			return m, fmt.Errorf("record: bad timestamp")
+		}
+		m.ts, m.payload = ts, rest[n:]
+	case tagWatermark:
+		wm, n := binary.Varint(rest)
+		if n <= 0 || n != len(rest) {
+			return m, fmt.Errorf("watermark: bad value")
+		}
+		m.ts = wm
+	case tagBarrier:
+		id, n := binary.Varint(rest)
+		if n <= 0 {
+			return m, fmt.Errorf("barrier: bad checkpoint id")
+		}
+		ts, n2 := binary.Varint(rest[n:])
+		if n2 <= 0 || n+n2 != len(rest) {
+			return m, fmt.Errorf("barrier %d: bad timestamp", id)
+		}
+		m.id, m.ts = id, ts
+	default:
+		return m, fmt.Errorf("unknown message tag %d (this build knows 0..%d)", m.tag, maxMessageTag)
+	}
+	return m, nil
+}
