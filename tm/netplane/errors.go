@@ -1,0 +1,20 @@
+package netplane
+
+import "errors"
+
+// Sentinel errors; every error returned by this package wraps one of them
+// together with the channel and, where relevant, the peer address.
+var (
+	// ErrReleased: the channel's attempt was dropped by ReleaseAttempt.
+	ErrReleased = errors.New("netplane: channel released")
+	// ErrPlaneClosed: the local plane was closed.
+	ErrPlaneClosed = errors.New("netplane: plane closed")
+	// ErrPeerLost: the TCP connection to the peer plane failed.
+	ErrPeerLost = errors.New("netplane: lost connection to peer")
+	// ErrChannelReset: the other end of the channel aborted it.
+	ErrChannelReset = errors.New("netplane: channel reset")
+	// ErrOutputClosed: Write or Flush after Close.
+	ErrOutputClosed = errors.New("netplane: output already closed")
+	// ErrProtocol: a malformed frame or a peer that broke the protocol.
+	ErrProtocol = errors.New("netplane: protocol violation")
+)

@@ -1,0 +1,217 @@
+package netplane
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"sync"
+)
+
+// Input is the consuming end of one channel. It holds at most
+// CreditsPerChannel buffers: it grants that many credits when its producer
+// attaches and one more each time the last record of a buffer is read.
+type Input struct {
+	id    ChannelID
+	plane *Plane
+
+	mu          sync.Mutex
+	changed     chan struct{} // closed and replaced on every state change
+	queue       [][]byte      // received buffers not yet read
+	cur         []byte        // buffer being read
+	pos         int           // read offset in cur
+	scratch     []byte        // copy of the last record of a recycled buffer
+	bytes       int64         // bytes held in queue and cur
+	peak        int64         // high-water mark of bytes
+	producer    consumerLink  // nil until the producer attaches
+	outstanding int           // credits granted and not yet consumed by a DATA buffer
+	ended       bool          // END received
+	err         error
+}
+
+func newInput(p *Plane, id ChannelID) *Input {
+	return &Input{id: id, plane: p, changed: make(chan struct{})}
+}
+
+// ID returns the channel this input reads.
+func (i *Input) ID() ChannelID { return i.id }
+
+// Next returns the next record. It blocks until one arrives, the producer
+// closes the channel (io.EOF once everything before has been read), the
+// channel fails, or ctx is done. The returned slice is valid until the next
+// call.
+func (i *Input) Next(ctx context.Context) ([]byte, error) {
+	credits := 0
+	i.mu.Lock()
+	for {
+		if i.err != nil {
+			err := i.err
+			i.mu.Unlock()
+			return nil, err
+		}
+		if i.cur != nil {
+			if i.pos < len(i.cur) {
+				rec, next, err := nextRecord(i.cur, i.pos)
+				if err != nil {
+					err = fmt.Errorf("channel %s: %w", i.id, err)
+					i.mu.Unlock()
+					i.fail(err, true)
+					return nil, err
+				}
+				i.pos = next
+				if next == len(i.cur) {
+					// Last record of the buffer: free the buffer and its credit
+					// now, so a producer waiting for that credit can go on while
+					// the caller holds the record. A pooled buffer is reused,
+					// so the record is copied out first; an oversized buffer
+					// is simply dropped.
+					if cap(i.cur) == i.plane.pool.size {
+						i.scratch = append(i.scratch[:0], rec...)
+						rec = i.scratch
+					}
+					i.recycleCurLocked()
+					if !i.ended {
+						credits++
+						i.outstanding++
+					}
+				}
+				link := i.producer
+				i.mu.Unlock()
+				if credits > 0 {
+					link.grantCredit(credits)
+				}
+				return rec, nil
+			}
+			i.recycleCurLocked()
+			if !i.ended {
+				credits++
+				i.outstanding++
+			}
+			continue
+		}
+		if len(i.queue) > 0 {
+			i.cur, i.pos = i.queue[0], 0
+			i.queue[0] = nil
+			i.queue = i.queue[1:]
+			continue
+		}
+		if i.ended {
+			i.mu.Unlock()
+			return nil, io.EOF
+		}
+		ch, link := i.changed, i.producer
+		i.mu.Unlock()
+		if credits > 0 {
+			link.grantCredit(credits)
+			credits = 0
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return nil, fmt.Errorf("netplane: reading channel %s: %w", i.id, ctx.Err())
+		}
+		i.mu.Lock()
+	}
+}
+
+// BufferedBytes reports the bytes received and not yet read.
+func (i *Input) BufferedBytes() int64 {
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	return i.bytes
+}
+
+// PeakBufferedBytes reports the most bytes this input has held at once; it
+// never exceeds CreditsPerChannel × BufferBytes unless records larger than
+// BufferBytes were sent.
+func (i *Input) PeakBufferedBytes() int64 {
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	return i.peak
+}
+
+func (i *Input) recycleCurLocked() {
+	i.bytes -= int64(len(i.cur))
+	i.plane.buffered.Add(-int64(len(i.cur)))
+	i.plane.pool.put(i.cur)
+	i.cur, i.pos = nil, 0
+}
+
+func (i *Input) signalLocked() {
+	close(i.changed)
+	i.changed = make(chan struct{})
+}
+
+// bind attaches the producer and grants it the initial credits.
+func (i *Input) bind(link consumerLink) error {
+	i.mu.Lock()
+	if i.err != nil {
+		err := i.err
+		i.mu.Unlock()
+		return err
+	}
+	if i.producer != nil {
+		i.mu.Unlock()
+		return fmt.Errorf("%w: channel %s already has a producer", ErrProtocol, i.id)
+	}
+	i.producer = link
+	grant := i.plane.opts.CreditsPerChannel
+	i.outstanding = grant
+	i.mu.Unlock()
+	link.grantCredit(grant)
+	return nil
+}
+
+// deliver queues a received buffer; ownership of buf passes to the input.
+func (i *Input) deliver(buf []byte) error {
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	switch {
+	case i.err != nil:
+		i.plane.pool.put(buf) // released or failed: drop late data
+		return nil
+	case i.ended:
+		return fmt.Errorf("%w: channel %s received data after end of stream", ErrProtocol, i.id)
+	case i.outstanding == 0:
+		return fmt.Errorf("%w: channel %s received a buffer without credit (limit %d buffers)", ErrProtocol, i.id, i.plane.opts.CreditsPerChannel)
+	}
+	i.outstanding--
+	i.queue = append(i.queue, buf)
+	i.bytes += int64(len(buf))
+	i.peak = max(i.peak, i.bytes)
+	i.plane.buffered.Add(int64(len(buf)))
+	i.signalLocked()
+	return nil
+}
+
+// end marks the end of stream; Next returns io.EOF once the queue is drained.
+func (i *Input) end() {
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	if i.err == nil && !i.ended {
+		i.ended = true
+		i.signalLocked()
+	}
+}
+
+// fail makes every pending and future Next return err, drops the buffered
+// data and, with notify, tells the producer.
+func (i *Input) fail(err error, notify bool) {
+	i.mu.Lock()
+	if i.err != nil {
+		i.mu.Unlock()
+		return
+	}
+	i.err = err
+	for _, b := range i.queue {
+		i.plane.pool.put(b)
+	}
+	dropped := i.bytes
+	i.queue, i.cur, i.pos, i.bytes = nil, nil, 0, 0 // cur may still be read by the caller: not recycled
+	i.plane.buffered.Add(-dropped)
+	link, ended := i.producer, i.ended
+	i.signalLocked()
+	i.mu.Unlock()
+	if notify && link != nil && !ended {
+		link.reject(err)
+	}
+}

@@ -1,0 +1,68 @@
+package netplane
+
+import (
+	"fmt"
+	"log/slog"
+	"time"
+)
+
+// Defaults applied by Listen to zero-valued Options fields. They follow Flink's
+// network stack: 32 KiB memory segments, two exclusive buffers per channel and a
+// 100 ms buffer timeout (execution.buffer-timeout).
+const (
+	DefaultBufferBytes       = 32 << 10
+	DefaultCreditsPerChannel = 2
+	DefaultFlushInterval     = 100 * time.Millisecond
+	DefaultBatchBytes        = 64 << 10
+
+	// MaxRecordBytes bounds a single record. A record larger than BufferBytes
+	// travels alone in an oversized buffer that still costs one credit.
+	MaxRecordBytes = 16 << 20
+)
+
+// Options configure a Plane.
+type Options struct {
+	// BatchBytes is the size of the per-connection write batch: frames queued
+	// for one peer are coalesced into socket writes of up to this many bytes.
+	BatchBytes int
+	// FlushInterval is how long a partly filled buffer may wait before it is
+	// sent. Zero selects DefaultFlushInterval; a negative value disables timed
+	// flushing (buffers then leave when full or on an explicit Flush).
+	FlushInterval time.Duration
+	// CreditsPerChannel is the number of receive buffers a consumer grants
+	// each channel; a producer holds at most this many buffers in flight.
+	CreditsPerChannel int
+	// BufferBytes is the size of one network buffer, the unit of credit.
+	BufferBytes int
+	// Logger receives connection-level events; nil uses slog.Default().
+	Logger *slog.Logger
+}
+
+// withDefaults returns o with zero fields replaced by defaults, or an error
+// naming the first field that is out of range.
+func (o Options) withDefaults() (Options, error) {
+	if o.BufferBytes == 0 {
+		o.BufferBytes = DefaultBufferBytes
+	}
+	if o.CreditsPerChannel == 0 {
+		o.CreditsPerChannel = DefaultCreditsPerChannel
+	}
+	if o.FlushInterval == 0 {
+		o.FlushInterval = DefaultFlushInterval
+	}
+	if o.BatchBytes == 0 {
+		o.BatchBytes = DefaultBatchBytes
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	switch {
+	case o.BufferBytes < 64 || o.BufferBytes > MaxRecordBytes:
+		return o, fmt.Errorf("netplane: BufferBytes %d: expected between 64 and %d", o.BufferBytes, MaxRecordBytes)
+	case o.CreditsPerChannel < 1 || o.CreditsPerChannel > 1<<16:
+		return o, fmt.Errorf("netplane: CreditsPerChannel %d: expected between 1 and 65536", o.CreditsPerChannel)
+	case o.BatchBytes < 512:
+		return o, fmt.Errorf("netplane: BatchBytes %d: expected at least 512", o.BatchBytes)
+	}
+	return o, nil
+}

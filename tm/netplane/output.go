@@ -1,0 +1,251 @@
+package netplane
+
+import (
+	"context"
+	"fmt"
+	"sync"
+)
+
+// Output is the producing end of one channel. Records are batched into
+// buffers of Options.BufferBytes; a buffer leaves only against a credit from
+// the consumer, so Write blocks while the consumer has no free buffer.
+type Output struct {
+	id          ChannelID
+	plane       *Plane
+	bufferBytes int
+
+	mu           sync.Mutex
+	changed      chan struct{} // closed and replaced on every state change
+	link         producerLink  // set before the output is reachable by credits
+	buf          []byte        // records not yet sent
+	credits      int           // buffers the consumer can take
+	flushPending bool          // send buf as soon as a credit arrives
+	waiting      int           // callers blocked for credit
+	closed       bool          // end of stream sent
+	err          error
+}
+
+func newOutput(p *Plane, id ChannelID) *Output {
+	return &Output{id: id, plane: p, bufferBytes: p.opts.BufferBytes, changed: make(chan struct{})}
+}
+
+// ID returns the channel this output writes.
+func (o *Output) ID() ChannelID { return o.id }
+
+// Write appends a record to the current buffer. It blocks while the buffer is
+// full and the consumer has granted no credit, until the channel fails, or
+// until ctx is done. The record is copied; the caller may reuse it.
+func (o *Output) Write(ctx context.Context, record []byte) error {
+	if len(record) > MaxRecordBytes {
+		return fmt.Errorf("netplane: channel %s: record of %d bytes, expected at most %d", o.id, len(record), MaxRecordBytes)
+	}
+	need := recordLen(len(record))
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	for {
+		if err := o.usableLocked(); err != nil {
+			return err
+		}
+		if len(o.buf) == 0 || len(o.buf)+need <= o.bufferBytes {
+			break
+		}
+		if o.credits > 0 {
+			o.sendLocked()
+			break
+		}
+		if err := o.waitLocked(ctx, "write"); err != nil {
+			return err
+		}
+	}
+	if o.buf == nil {
+		if need > o.bufferBytes {
+			o.buf = make([]byte, 0, need)
+		} else {
+			o.buf = o.plane.pool.get(0)
+		}
+	}
+	o.buf = appendRecord(o.buf, record)
+	if len(o.buf) >= o.bufferBytes && o.credits > 0 {
+		o.sendLocked()
+	}
+	return nil
+}
+
+// Flush sends the current partly filled buffer, waiting for a credit if the
+// consumer has none to give.
+func (o *Output) Flush(ctx context.Context) error {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	for {
+		if err := o.usableLocked(); err != nil {
+			return err
+		}
+		if len(o.buf) == 0 {
+			return nil
+		}
+		if o.credits > 0 {
+			o.sendLocked()
+			return nil
+		}
+		o.flushPending = true
+		if err := o.waitLocked(ctx, "flush"); err != nil {
+			return err
+		}
+	}
+}
+
+// Close flushes what is buffered and sends end of stream; the consumer's
+// Next returns io.EOF after draining. Closing twice is a no-op.
+func (o *Output) Close(ctx context.Context) error {
+	o.mu.Lock()
+	for {
+		if o.closed {
+			o.mu.Unlock()
+			return nil
+		}
+		if o.err != nil {
+			err := o.err
+			o.mu.Unlock()
+			return err
+		}
+		if len(o.buf) == 0 {
+			break
+		}
+		if o.credits > 0 {
+			o.sendLocked()
+			break
+		}
+		o.flushPending = true
+		if err := o.waitLocked(ctx, "close"); err != nil {
+			o.mu.Unlock()
+			return err
+		}
+	}
+	o.closed = true
+	o.link.sendEnd()
+	o.signalLocked()
+	o.mu.Unlock()
+	o.plane.forgetOutput(o)
+	return nil
+}
+
+// BackPressured reports whether a Write, Flush or Close is blocked waiting
+// for the consumer to grant credit.
+func (o *Output) BackPressured() bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.waiting > 0
+}
+
+func (o *Output) usableLocked() error {
+	if o.err != nil {
+		return o.err
+	}
+	if o.closed {
+		return fmt.Errorf("channel %s: %w", o.id, ErrOutputClosed)
+	}
+	return nil
+}
+
+// waitLocked releases the lock until the state changes or ctx is done.
+func (o *Output) waitLocked(ctx context.Context, op string) error {
+	ch := o.changed
+	o.waiting++
+	o.mu.Unlock()
+	var err error
+	select {
+	case <-ch:
+	case <-ctx.Done():
+		err = fmt.Errorf("netplane: %s on channel %s waiting for credit: %w", op, o.id, ctx.Err())
+	}
+	o.mu.Lock()
+	o.waiting--
+	return err
+}
+
+func (o *Output) signalLocked() {
+	close(o.changed)
+	o.changed = make(chan struct{})
+}
+
+// sendLocked hands the current buffer to the link against one credit.
+func (o *Output) sendLocked() {
+	buf := o.buf
+	o.buf = nil
+	o.credits--
+	o.flushPending = false
+	o.link.sendData(buf)
+}
+
+// addCredit records credits granted by the consumer and sends a buffer that
+// was waiting for one.
+func (o *Output) addCredit(n int) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.closed || o.err != nil {
+		return
+	}
+	o.credits += n
+	if len(o.buf) > 0 && (o.flushPending || len(o.buf) >= o.bufferBytes) {
+		o.sendLocked()
+	}
+	o.signalLocked()
+}
+
+// timedFlush is the flusher's tick: send a partly filled buffer now, or as
+// soon as a credit arrives.
+func (o *Output) timedFlush() {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.closed || o.err != nil || len(o.buf) == 0 {
+		return
+	}
+	if o.credits > 0 {
+		o.sendLocked()
+		return
+	}
+	o.flushPending = true
+}
+
+// fail makes every pending and future call return err and, with notify,
+// tells the consumer.
+func (o *Output) fail(err error, notify bool) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.closed || o.err != nil {
+		return
+	}
+	o.err = err
+	if o.buf != nil {
+		o.plane.pool.put(o.buf)
+		o.buf = nil
+	}
+	if notify && o.link != nil {
+		o.link.sendReset(err)
+	}
+	o.signalLocked()
+}
+
+// abort resets the consumer's end after the output failed before its link
+// was in place.
+func (o *Output) abort(err error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.link != nil {
+		o.link.sendReset(err)
+	}
+}
+
+// setLink installs the transport before the output can receive credits.
+func (o *Output) setLink(l producerLink) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.link = l
+}
+
+// failure returns the error the output failed with, if any.
+func (o *Output) failure() error {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.err
+}
