@@ -22,7 +22,7 @@ help:
 	@echo "make generate   regenerate checked-in protobuf/gRPC code"
 	@echo "make hadoop-up / hadoop-down   start/stop the HDFS (+YARN) mini-cluster"
 
--include mk/hadoop.mk
+include mk/hadoop.mk
 
 build:
 	@mkdir -p $(BUILD_DIR)

@@ -19,7 +19,7 @@ trap stop_hadoop EXIT
 
 if command -v java >/dev/null && command -v mvn >/dev/null && [ -f mk/hadoop.mk ]; then
   echo "==> starting the Hadoop mini-cluster (make hadoop-up)"
-  make --no-print-directory hadoop-up
+  make --no-print-directory hadoop-up HADOOP_YARN=1
   hadoop_started=1
   export TIDE_REQUIRE_HADOOP=1
 elif [ "${CI:-}" = true ]; then

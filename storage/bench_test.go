@@ -1,0 +1,124 @@
+package storage_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strconv"
+	"testing"
+
+	"github.com/tidestream/tide/storage"
+	"github.com/tidestream/tide/test/hadoop/hadooptest"
+)
+
+// benchBytes is the size of one benchmark file: $TIDE_BENCH_BYTES, default 64 MiB.
+func benchBytes(b *testing.B) int {
+	if v := os.Getenv("TIDE_BENCH_BYTES"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n <= 0 {
+			b.Fatalf("TIDE_BENCH_BYTES=%q: want a positive byte count", v)
+		}
+		return n
+	}
+	return 64 << 20
+}
+
+// benchTargets are the storages to compare: local disk and, when the mini-cluster runs, HDFS.
+func benchTargets(b *testing.B) map[string]func(b *testing.B) storage.Storage {
+	return map[string]func(b *testing.B) storage.Storage{
+		"file": func(b *testing.B) storage.Storage {
+			s, err := storage.Open(context.Background(), "file://"+b.TempDir(), storage.Options{})
+			if err != nil {
+				b.Fatalf("Open: %v", err)
+			}
+			return s
+		},
+		"hdfs": func(b *testing.B) storage.Storage {
+			env := hadooptest.Require(b)
+			s := newHDFS(b, env, storage.Options{BufferSize: -1})
+			return s
+		},
+	}
+}
+
+func benchData(n int) []byte {
+	data := make([]byte, n)
+	for i := range data {
+		data[i] = byte(i*7 + i>>8)
+	}
+	return data
+}
+
+func BenchmarkWrite(b *testing.B) {
+	for _, name := range []string{"file", "hdfs"} {
+		b.Run(name, func(b *testing.B) {
+			s := benchTargets(b)[name](b)
+			defer s.Close()
+			data := benchData(benchBytes(b))
+			ctx := context.Background()
+			b.SetBytes(int64(len(data)))
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				if err := storage.WriteFile(ctx, s, fmt.Sprintf("w-%d", i%2), data); err != nil {
+					b.Fatalf("WriteFile: %v", err)
+				}
+			}
+		})
+	}
+}
+
+func BenchmarkRead(b *testing.B) {
+	for _, name := range []string{"file", "hdfs"} {
+		b.Run(name, func(b *testing.B) {
+			s := benchTargets(b)[name](b)
+			defer s.Close()
+			data := benchData(benchBytes(b))
+			ctx := context.Background()
+			if err := storage.WriteFile(ctx, s, "r", data); err != nil {
+				b.Fatalf("WriteFile: %v", err)
+			}
+			b.SetBytes(int64(len(data)))
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				got, err := storage.ReadFile(ctx, s, "r")
+				if err != nil || len(got) != len(data) {
+					b.Fatalf("ReadFile = %d bytes, %v", len(got), err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkMetadata measures one List of a 10-entry directory, and one commit of an empty file
+// (create + close + rename), the namenode round trips a checkpoint pays per file.
+func BenchmarkMetadata(b *testing.B) {
+	for _, name := range []string{"file", "hdfs"} {
+		b.Run(name+"/list", func(b *testing.B) {
+			s := benchTargets(b)[name](b)
+			defer s.Close()
+			ctx := context.Background()
+			for i := range 10 {
+				if err := storage.WriteFile(ctx, s, fmt.Sprintf("d/f%d", i), []byte("x")); err != nil {
+					b.Fatalf("WriteFile: %v", err)
+				}
+			}
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				if infos, err := s.List(ctx, "d"); err != nil || len(infos) != 10 {
+					b.Fatalf("List = %d entries, %v", len(infos), err)
+				}
+			}
+		})
+		b.Run(name+"/create-empty-rename", func(b *testing.B) {
+			s := benchTargets(b)[name](b)
+			defer s.Close()
+			ctx := context.Background()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				if err := storage.WriteFile(ctx, s, "e", nil); err != nil {
+					b.Fatalf("WriteFile: %v", err)
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,32 @@
+// Package storage is tide's checkpoint storage: one small interface, Storage, with two
+// implementations chosen by the scheme of state.checkpoints.dir:
+//
+//	file:///var/tide/ckpt           local directory (os package)
+//	hdfs://nn:8020/tide/ckpt        HDFS through github.com/colinmarc/hdfs/v2
+//	hdfs:///tide/ckpt               namenode from fs.defaultFS in $HADOOP_CONF_DIR/core-site.xml
+//
+// Files become visible only when committed:
+//
+//	Create(name) ──► Writer ──Write──► <dir>/.tide-tmp.<base>.<random>   (never listed)
+//	                   │
+//	                   ├─Commit──► rename onto <dir>/<base> (replaces an existing file atomically)
+//	                   └─Abort───► delete the temporary file
+//
+// The HDFS writer keeps up to Options.BufferSize bytes in memory; a file that fits is uploaded
+// by Commit as one retryable unit (temporary file, close, rename), so a namenode restart or a
+// datanode hiccup during Commit is retried as a whole. Bigger files stream to the temporary
+// file as they are written; an error while streaming is returned (classified) and the caller
+// writes the file again.
+//
+// Every remote call runs through a retry loop: transient errors (namenode in safe mode,
+// connection refused or reset while the namenode restarts, datanode pipeline errors) are retried
+// with exponential backoff up to Options.Retry.Attempts and logged with slog; the HDFS client
+// is dropped and dialled again after a connection error. Permanent errors (permission denied,
+// quota exceeded, unknown namenode host, not found) return at once. All errors are *Error values
+// naming the operation and the full URI of the path, and match the sentinels in errors.go with
+// errors.Is (ErrNotFound, ErrPermission, ErrQuotaExceeded, ErrNoSuchNamenode, ErrUnavailable, …).
+//
+// SetLatest / Latest keep an atomic "latest checkpoint" pointer: a small file written with the
+// same temporary-name-then-rename commit, so readers see the old value or the new one, never a
+// partial one. The conformance suite in storage/storagetest runs against both implementations.
+package storage

@@ -1,0 +1,108 @@
+package storage
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+
+	"github.com/colinmarc/hdfs/v2"
+)
+
+// seekReader is the part of *hdfs.FileReader the resuming reader needs.
+type seekReader interface {
+	io.Reader
+	io.Closer
+}
+
+// resumingReader reads a committed file; after a transient error (a datanode restart, a
+// dropped connection) it reopens the file at the offset reached and goes on, up to
+// policy.Attempts times in a row.
+type resumingReader struct {
+	ctx      context.Context // Open's context: bounds reopening
+	uri      string
+	open     func(ctx context.Context, off int64) (seekReader, error) // opens at off, with retries
+	classify func(error) class
+	policy   RetryPolicy
+	log      *slog.Logger
+
+	r      seekReader
+	off    int64
+	closed bool
+}
+
+func (r *resumingReader) Read(p []byte) (int, error) {
+	if r.closed {
+		return 0, &Error{Op: "read", Path: r.uri, Err: fs.ErrClosed}
+	}
+	for failures := 0; ; {
+		if r.r == nil {
+			fr, err := r.open(r.ctx, r.off)
+			if err != nil {
+				return 0, err
+			}
+			r.r = fr
+		}
+		n, err := r.r.Read(p)
+		r.off += int64(n)
+		if err == nil || errors.Is(err, io.EOF) {
+			return n, err
+		}
+		failures++
+		c := r.classify(err)
+		if !c.transient || failures >= r.policy.Attempts {
+			kind := c.kind
+			if c.transient && kind == nil {
+				kind = ErrUnavailable
+			}
+			return n, &Error{Op: "read", Path: r.uri, Kind: kind, Attempts: failures, Err: err}
+		}
+		r.log.Warn("storage: read failed, reopening", "path", r.uri, "offset", r.off, "attempt", failures, "err", err)
+		_ = r.r.Close() // broken already; its close error adds nothing
+		r.r = nil
+		if n > 0 {
+			return n, nil
+		}
+		if err := sleepCtx(r.ctx, jitter(r.policy.backoff(failures))); err != nil {
+			return 0, &Error{Op: "read", Path: r.uri, Attempts: failures, Err: err}
+		}
+	}
+}
+
+func (r *resumingReader) Close() error {
+	if r.closed {
+		return nil
+	}
+	r.closed = true
+	if r.r == nil {
+		return nil
+	}
+	if err := r.r.Close(); err != nil {
+		return &Error{Op: "close", Path: r.uri, Err: err}
+	}
+	return nil
+}
+
+// openAt opens the HDFS file p at offset off.
+func openAt(ctx context.Context, c *hdfs.Client, p string, off int64) (*hdfs.FileReader, error) {
+	fr, err := c.Open(p)
+	if err != nil {
+		return nil, err
+	}
+	if fr.Stat().IsDir() {
+		_ = fr.Close()
+		return nil, fmt.Errorf("%s is a directory, want a file: %w", p, fs.ErrInvalid)
+	}
+	if dl, ok := ctx.Deadline(); ok {
+		_ = fr.SetDeadline(dl) // fails only for a broken block reader, which Read reports
+	}
+	if off > 0 {
+		if _, err := fr.Seek(off, io.SeekStart); err != nil {
+			_ = fr.Close()
+			return nil, err
+		}
+	}
+	return fr, nil
+}
