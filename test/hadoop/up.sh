@@ -59,5 +59,5 @@ while [ ! -f "$HADOOP_ENV" ]; do
   fi
   sleep 0.2
 done
-log "up in $(echo "$(date +%s.%N) - $start" | bc | xargs printf '%.1f') s (pid $pid, log $LOG_FILE)"
+log "up in $(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN{printf "%.1f", b-a}') s (pid $pid, log $LOG_FILE)"
 cat "$HADOOP_ENV"
