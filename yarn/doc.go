@@ -1,0 +1,14 @@
+// Package yarn talks to Apache Hadoop YARN without Java: typed clients for the three
+// protocols a per-job application needs, over tide's own Hadoop IPC client (yarn/ipc).
+//
+//	tide run ──ClientRM──► ResourceManager client port (SIMPLE auth)
+//	                         getNewApplication, submitApplication, getApplicationReport, …
+//	AM ────────AMRM──────► ResourceManager scheduler port (SASL with the AMRMToken)
+//	                         registerApplicationMaster, allocate (+ updateBlacklist), finish
+//	AM ────────NM────────► each NodeManager (SASL with that node's NMToken)
+//	                         startContainers, stopContainers, getContainerStatuses
+//
+// The AM reads its AMRMToken from the credentials file YARN writes into its container
+// (security.LoadCredentialsFromEnv); NMTokens arrive in allocate responses, once per node,
+// and are kept in an NMTokenCache that AMRM fills and NM reads.
+package yarn

@@ -1,0 +1,5 @@
+package ipc
+
+import "encoding/base64"
+
+func b64(b []byte) string { return base64.StdEncoding.EncodeToString(b) }
