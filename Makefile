@@ -63,6 +63,7 @@ bench:
 
 generate:
 	./rpc/generate.sh
+	./yarn/generate.sh
 
 clean:
 	rm -rf $(BUILD_DIR)
