@@ -1,0 +1,73 @@
+package core
+
+import (
+	"time"
+
+	"github.com/tidestream/tide/core/blocklist"
+)
+
+// blockNodes adds or merges blocked nodes. Free slots on them are released at once;
+// TaskManagers there with nothing running are released whole; with
+// MARK_BLOCKED_AND_EVACUATE_TASKS the TaskManagers still running subtasks are released
+// too and the job restarts elsewhere (without using up the restart strategy).
+func (s *Scheduler) blockNodes(now time.Time, nodes []blocklist.BlockedNode) {
+	for i := range nodes {
+		if nodes[i].End.IsZero() && s.opts.BlocklistDefaultTimeout > 0 {
+			start := nodes[i].Start
+			if start.IsZero() {
+				start = now
+			}
+			nodes[i].End = start.Add(s.opts.BlocklistDefaultTimeout)
+		}
+		if err := nodes[i].Validate(now); err != nil {
+			s.log.Warn("blocked node refused", "node", nodes[i].ID, "err", err)
+		}
+	}
+	added, merged := s.blocked.Add(now, nodes...)
+	if len(added)+len(merged) == 0 {
+		return
+	}
+	s.emit(BlocklistChanged{Blocked: s.blocked.All()})
+	var idle, evacuate []TaskManagerID
+	for _, n := range append(added, merged...) {
+		idleOnNode, busy := s.pool.ReleaseBlocked(n.ID)
+		s.log.Info("node blocked", "node", n.ID, "action", n.Action, "end", n.End, "cause", n.Cause,
+			"idle_task_managers", len(idleOnNode), "busy_task_managers", len(busy))
+		for _, tm := range idleOnNode {
+			idle = append(idle, TaskManagerID(tm))
+		}
+		if n.Action.Evacuates() {
+			for _, tm := range busy {
+				evacuate = append(evacuate, TaskManagerID(tm))
+			}
+		}
+	}
+	s.releaseTaskManagers(now, idle, "node is blocked", TriggerResourceLost)
+	if len(evacuate) == 0 {
+		s.state.onResourcesChanged(now, TriggerResourceLost)
+		return
+	}
+	s.releaseTaskManagers(now, evacuate, "evacuated from blocked node", TriggerBlocklistEvacuation)
+}
+
+// unblockNodes removes blocked nodes; TaskManagers there may register again.
+func (s *Scheduler) unblockNodes(now time.Time, ids []NodeID) {
+	raw := make([]blocklist.NodeID, len(ids))
+	for i, id := range ids {
+		raw[i] = string(id)
+	}
+	if removed := s.blocked.Remove(raw...); len(removed) > 0 {
+		s.log.Info("nodes unblocked", "nodes", len(removed))
+		s.emit(BlocklistChanged{Blocked: s.blocked.All()})
+		s.state.onResourcesChanged(now, TriggerNewResourceAvailable)
+	}
+}
+
+// expireBlockedNodes removes the blocked nodes whose end has passed.
+func (s *Scheduler) expireBlockedNodes(now time.Time) {
+	if removed := s.blocked.RemoveExpired(now); len(removed) > 0 {
+		s.log.Info("blocked nodes expired", "nodes", len(removed))
+		s.emit(BlocklistChanged{Blocked: s.blocked.All()})
+		s.state.onResourcesChanged(now, TriggerNewResourceAvailable)
+	}
+}

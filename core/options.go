@@ -1,0 +1,157 @@
+package core
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/tidestream/tide/core/restart"
+)
+
+// ActiveWorkers configures drivers that start workers on demand (YARN, Kubernetes): the
+// scheduler asks for ceil(missing slots / SlotsPerWorker) workers, never more than
+// MaxWorkers in total (0: no limit). Standalone leaves it disabled.
+type ActiveWorkers struct {
+	Enabled        bool
+	SlotsPerWorker int
+	MaxWorkers     int
+}
+
+// Options are the scheduler settings, as typed values (conf/ parses the Flink keys; the
+// 2.x key names win over the 1.x ones there). Zero durations mean "none" except where
+// noted.
+type Options struct {
+	// Reactive is execution-mode: reactive (also scheduler-mode: reactive): every vertex's
+	// upper bound is its maxParallelism and the job uses every slot offered.
+	Reactive bool
+	// ResourceWaitTimeout (submission.resource-wait-timeout): how long WaitingForResources
+	// waits for sufficient resources before failing the job; negative waits forever.
+	ResourceWaitTimeout time.Duration
+	// SubmissionStabilization (submission.resource-stabilization-timeout): how long
+	// WaitingForResources waits once resources are sufficient but not desired. It is also
+	// how long the job waits for a lost TaskManager to come back before running on what
+	// is left (see ReactiveDefaults).
+	SubmissionStabilization time.Duration
+	// ExecutingStabilization (executing.resource-stabilization-timeout): in Executing, how
+	// long after the first change with sufficient (not desired) resources to rescale.
+	ExecutingStabilization time.Duration
+	// Cooldown (executing.cooldown-after-rescaling, 1.x scaling-interval.min): no rescale
+	// within this time of entering Executing.
+	Cooldown time.Duration
+	// ScalingIntervalMax (scaling-interval.max): a parallelism change that does not meet
+	// MinParallelismIncrease is applied anyway once it has been pending this long; 0: never.
+	ScalingIntervalMax time.Duration
+	// MaxTriggerDelay (rescale-trigger.max-delay): with RescaleOnCheckpoint, the longest a
+	// change waits for a completed checkpoint; 0: wait for checkpoint events only.
+	MaxTriggerDelay time.Duration
+	// SlotIdleTimeout (slot.idle.timeout): TaskManagers with no subtask this long are
+	// released when the job does not need their slots; 0 disables the release.
+	SlotIdleTimeout time.Duration
+	// HeartbeatInterval and HeartbeatTimeout (heartbeat.*): a TaskManager silent for the
+	// timeout is lost; it is only the fallback, dropped connections are reported at once.
+	HeartbeatInterval time.Duration
+	HeartbeatTimeout  time.Duration
+	// MinParallelismIncrease (min-parallelism-increase): the smallest total increase of
+	// parallelism that is worth a scale-up restart (reaching the desired parallelism and
+	// any decrease always are).
+	MinParallelismIncrease int
+	// MaxCheckpointFailures (rescale-trigger.max-checkpoint-failures): consecutive failed
+	// checkpoints that trigger a pending rescale anyway.
+	MaxCheckpointFailures int
+	// RescaleHistorySize: rescales kept for the REST API.
+	RescaleHistorySize int
+	// ExceptionHistorySize (web.exception-history-size).
+	ExceptionHistorySize int
+	// RescaleOnCheckpoint: in Executing, a pending rescale waits for the next completed
+	// checkpoint (or MaxTriggerDelay / MaxCheckpointFailures) instead of happening at once.
+	RescaleOnCheckpoint bool
+	// PreferMinimalTaskManagers packs subtasks onto the fewest TaskManagers so idle ones
+	// can be released after a downscale.
+	PreferMinimalTaskManagers bool
+	// Restart selects the restart backoff strategy.
+	Restart restart.Config
+	// BlocklistDefaultTimeout is the block duration given to blocked nodes that carry no
+	// end; 0 keeps such nodes blocked until unblocked.
+	BlocklistDefaultTimeout time.Duration
+	ActiveWorkers           ActiveWorkers
+}
+
+// DefaultOptions returns Flink 2.x's defaults for the adaptive scheduler (non-reactive).
+func DefaultOptions() Options {
+	return Options{
+		ResourceWaitTimeout:       5 * time.Minute,
+		SubmissionStabilization:   10 * time.Second,
+		ExecutingStabilization:    time.Minute,
+		Cooldown:                  30 * time.Second,
+		SlotIdleTimeout:           50 * time.Second,
+		HeartbeatInterval:         10 * time.Second,
+		HeartbeatTimeout:          50 * time.Second,
+		MinParallelismIncrease:    1,
+		MaxCheckpointFailures:     2,
+		RescaleHistorySize:        32,
+		ExceptionHistorySize:      16,
+		PreferMinimalTaskManagers: true,
+		Restart:                   restart.DefaultConfig(),
+		BlocklistDefaultTimeout:   time.Hour,
+	}
+}
+
+// ReactiveDefaults applies reactive mode's defaults to o for every key the user did not
+// set (userSet reports, by Flink key name, what the configuration file or -D named):
+// wait forever for resources, and a submission stabilization of 0.
+//
+// Stabilization 0 is a deliberate choice: FLIP-159 proposed waiting 10 s for a lost
+// TaskManager to return, Flink's reactive default became 0. tide takes 0: with fast
+// failure detection a lost TaskManager means an immediate rescale onto what is left, and
+// if it returns, the executing cooldown and stabilization bound the rescale up; a fixed
+// 10 s outage on every loss costs more. A configured value is always honoured.
+func ReactiveDefaults(o Options, userSet func(key string) bool) Options {
+	o.Reactive = true
+	if !userSet("jobmanager.adaptive-scheduler.submission.resource-wait-timeout") &&
+		!userSet("jobmanager.adaptive-scheduler.resource-wait-timeout") {
+		o.ResourceWaitTimeout = -1
+	}
+	if !userSet("jobmanager.adaptive-scheduler.submission.resource-stabilization-timeout") &&
+		!userSet("jobmanager.adaptive-scheduler.resource-stabilization-timeout") {
+		o.SubmissionStabilization = 0
+	}
+	return o
+}
+
+// Validate reports every option out of range.
+func (o Options) Validate() error {
+	var errs []error
+	nonNeg := func(name string, d time.Duration) {
+		if d < 0 {
+			errs = append(errs, fmt.Errorf("option %s: %v, want >= 0", name, d))
+		}
+	}
+	nonNeg("SubmissionStabilization", o.SubmissionStabilization)
+	nonNeg("ExecutingStabilization", o.ExecutingStabilization)
+	nonNeg("Cooldown", o.Cooldown)
+	nonNeg("ScalingIntervalMax", o.ScalingIntervalMax)
+	nonNeg("MaxTriggerDelay", o.MaxTriggerDelay)
+	nonNeg("SlotIdleTimeout", o.SlotIdleTimeout)
+	nonNeg("HeartbeatInterval", o.HeartbeatInterval)
+	nonNeg("HeartbeatTimeout", o.HeartbeatTimeout)
+	nonNeg("BlocklistDefaultTimeout", o.BlocklistDefaultTimeout)
+	if o.MinParallelismIncrease < 1 {
+		errs = append(errs, fmt.Errorf("option MinParallelismIncrease: %d, want >= 1", o.MinParallelismIncrease))
+	}
+	if o.MaxCheckpointFailures < 1 {
+		errs = append(errs, fmt.Errorf("option MaxCheckpointFailures: %d, want >= 1", o.MaxCheckpointFailures))
+	}
+	if o.RescaleHistorySize < 0 || o.ExceptionHistorySize < 0 {
+		errs = append(errs, fmt.Errorf("option RescaleHistorySize/ExceptionHistorySize: %d/%d, want >= 0", o.RescaleHistorySize, o.ExceptionHistorySize))
+	}
+	if o.ActiveWorkers.Enabled && o.ActiveWorkers.SlotsPerWorker < 1 {
+		errs = append(errs, fmt.Errorf("option ActiveWorkers.SlotsPerWorker: %d, want >= 1 when enabled", o.ActiveWorkers.SlotsPerWorker))
+	}
+	if o.ActiveWorkers.MaxWorkers < 0 {
+		errs = append(errs, fmt.Errorf("option ActiveWorkers.MaxWorkers: %d, want >= 0", o.ActiveWorkers.MaxWorkers))
+	}
+	if err := o.Restart.Validate(); err != nil {
+		errs = append(errs, fmt.Errorf("option Restart: %w", err))
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,119 @@
+package core
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/tidestream/tide/core/allocator"
+)
+
+// waitingForResources waits until the slots are desired, or sufficient and stable for the
+// submission stabilization timeout, then plans on the free slots and deploys (Flink's
+// CreatingExecutionGraph folds into that step). If the plan's slots vanished it stays
+// here and waits for the next change: it never loops.
+type waitingForResources struct {
+	baseState
+	stm *transitionManager
+}
+
+func newWaitingForResources(s *Scheduler) *waitingForResources {
+	return &waitingForResources{baseState: baseState{s}}
+}
+
+func (*waitingForResources) name() StateName   { return StateWaitingForResources }
+func (*waitingForResources) status() JobStatus { return StatusCreated }
+
+func (w *waitingForResources) enter(now time.Time) {
+	s := w.s
+	w.stm = newTransitionManager(s, w, now, func() stmParams {
+		return stmParams{stabilization: s.opts.SubmissionStabilization}
+	})
+}
+
+func (w *waitingForResources) settle(now time.Time) {
+	s := w.s
+	if aw := s.opts.ActiveWorkers; aw.Enabled && aw.MaxWorkers > 0 {
+		if need, most := allocator.MinimumSlots(s.requirements()), aw.MaxWorkers*aw.SlotsPerWorker; need > most {
+			s.finish(now, StatusFailed, fmt.Sprintf("not enough resources available for scheduling: the lower bounds need %d slots, at most %d workers × %d slots can be started", need, aw.MaxWorkers, aw.SlotsPerWorker))
+			return
+		}
+	}
+	s.declareResources(now)
+	w.stm.onChange(now)
+	switch t := s.opts.ResourceWaitTimeout; {
+	case s.state != w:
+	case t == 0:
+		w.onResourceTimeout(now)
+	case t > 0:
+		s.arm(now, timerResourceWait, t, 0)
+	}
+}
+
+func (w *waitingForResources) hasDesiredResources() bool {
+	usable, _ := w.s.pool.Counts()
+	return usable >= w.s.requiredSlots()
+}
+
+func (w *waitingForResources) hasSufficientResources() bool {
+	usable, _ := w.s.pool.Counts()
+	_, ok := allocator.DetermineParallelism(w.s.requirements(), usable)
+	return ok
+}
+
+func (w *waitingForResources) transitionToSubsequentState(now time.Time) {
+	if !w.s.tryExecute(now) {
+		w.stm.reset()
+	}
+}
+
+func (w *waitingForResources) onResourceTimeout(now time.Time) {
+	s := w.s
+	if s.tryExecute(now) {
+		return
+	}
+	usable, free := s.pool.Counts()
+	s.finish(now, StatusFailed, fmt.Sprintf("not enough resources available for scheduling: need %d slots for the lower bounds, have %d (%d free) after waiting %v",
+		allocator.MinimumSlots(s.requirements()), usable, free, s.opts.ResourceWaitTimeout))
+}
+
+func (w *waitingForResources) onResourcesChanged(now time.Time, _ RescaleTrigger) {
+	w.s.declareResources(now)
+	w.stm.onChange(now)
+}
+
+func (w *waitingForResources) onTimer(now time.Time, t timerEntry) {
+	if w.stm.onTimer(now, t) {
+		return
+	}
+	if t.kind == timerResourceWait {
+		w.onResourceTimeout(now)
+	}
+}
+
+func (w *waitingForResources) onCancel(now time.Time) {
+	w.s.finish(now, StatusCanceled, "job cancelled while waiting for resources")
+}
+
+func (w *waitingForResources) onSuspend(now time.Time, reason string) {
+	w.s.finish(now, StatusSuspended, "job suspended: "+reason)
+}
+
+func (w *waitingForResources) onGlobalFailure(now time.Time, cause string, _ bool) {
+	w.s.finish(now, StatusFailed, cause)
+}
+
+// tryExecute plans on the free slots, reserves them and moves to Executing. It reports
+// false, with nothing changed, when the free slots are insufficient or vanished.
+func (s *Scheduler) tryExecute(now time.Time) bool {
+	plan, ok := s.planDeployment()
+	if !ok {
+		s.log.Info("free slots insufficient for a plan", "state", s.state.name())
+		return false
+	}
+	if err := s.deploy(plan); err != nil {
+		s.log.Warn("planned slots vanished before reservation", "state", s.state.name(), "err", err)
+		return false
+	}
+	s.transitionTo(now, newExecuting(s))
+	return true
+}
