@@ -1,0 +1,304 @@
+package am
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"sync"
+	"time"
+
+	"google.golang.org/grpc"
+
+	"github.com/tidestream/tide/core"
+	"github.com/tidestream/tide/drivers"
+	"github.com/tidestream/tide/rpc"
+	"github.com/tidestream/tide/standalone"
+)
+
+// AM is one application master running one job.
+type AM struct {
+	cfg   Config
+	log   *slog.Logger
+	clock Clock
+
+	sched  *core.Scheduler
+	driver drivers.Driver
+
+	inbox    chan func()
+	loopDone chan struct{}
+
+	// Owned by the loop goroutine.
+	sessions   map[core.TaskManagerID]*session
+	deployment *deployment
+	ckpt       *checkpointCoordinator
+	src        *sourceCoordinator
+	terminated bool
+	queue      []core.Event
+	stepping   bool
+	final      core.JobStatus
+	finalCause string
+
+	blocked blockedSet
+	view    *view
+
+	grpc *grpc.Server
+	rest *http.Server
+}
+
+// New builds an AM; Run starts it.
+func New(cfg Config) (*AM, error) {
+	if err := cfg.validate(); err != nil {
+		return nil, fmt.Errorf("configure AM for job %q: %w", cfg.JobName, err)
+	}
+	cfg.withDefaults()
+	log := cfg.Logger.With("job", cfg.JobName, "jobID", cfg.JobID)
+	graph, err := cfg.Job.Graph()
+	if err != nil {
+		return nil, fmt.Errorf("build job graph of %q: %w", cfg.JobName, err)
+	}
+	a := &AM{
+		cfg:      cfg,
+		log:      log,
+		clock:    cfg.Clock,
+		inbox:    make(chan func(), 1024),
+		loopDone: make(chan struct{}),
+		sessions: map[core.TaskManagerID]*session{},
+		view:     newView(cfg.JobID, cfg.JobName, cfg.Clock.Now()),
+	}
+	a.blocked.nodes = map[core.NodeID]bool{}
+	if a.ckpt, err = newCheckpointCoordinator(a, cfg); err != nil {
+		return nil, fmt.Errorf("configure checkpoints of job %q: %w", cfg.JobName, err)
+	}
+	a.src = newSourceCoordinator(cfg.Job, log)
+	latest, err := a.ckpt.recover(context.Background())
+	if err != nil {
+		return nil, err
+	}
+	a.sched, err = newScheduler(graph, cfg.Options, latest, log)
+	if err != nil {
+		return nil, fmt.Errorf("create scheduler for job %q: %w", cfg.JobName, err)
+	}
+	a.driver = cfg.Driver
+	if a.driver == nil {
+		a.driver = standalone.New(a.disconnect, log)
+	}
+	a.grpc = grpc.NewServer()
+	rpc.RegisterJobManagerServer(a.grpc, &rpcServer{am: a})
+	if cfg.RESTListener != nil {
+		a.rest = &http.Server{Handler: a.restHandler(), ReadHeaderTimeout: 10 * time.Second}
+	}
+	return a, nil
+}
+
+// RPCAddr is where TaskManagers connect.
+func (a *AM) RPCAddr() string { return a.cfg.RPCListener.Addr().String() }
+
+// RESTAddr is the REST API's address, or "" without one.
+func (a *AM) RESTAddr() string {
+	if a.cfg.RESTListener == nil {
+		return ""
+	}
+	return a.cfg.RESTListener.Addr().String()
+}
+
+// Result is how a job ended.
+type Result struct {
+	Status core.JobStatus
+	Cause  string
+}
+
+// Run serves TaskManagers and drives the job until it reaches a terminal status or ctx
+// ends (the job is then SUSPENDED: a new AM resumes it from the latest checkpoint).
+func (a *AM) Run(ctx context.Context) (Result, error) {
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		if err := a.grpc.Serve(a.cfg.RPCListener); err != nil && !errors.Is(err, grpc.ErrServerStopped) {
+			a.log.Error("RPC server stopped", "err", err)
+		}
+	}()
+	defer a.stopServers()
+	if a.rest != nil {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := a.rest.Serve(a.cfg.RESTListener); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				a.log.Error("REST server stopped", "err", err)
+			}
+		}()
+	}
+	a.log.Info("AM started", "rpc", a.RPCAddr(), "rest", a.RESTAddr(), "driver", a.driver.Name())
+
+	recovered, err := a.driver.Start(ctx, a.driverEvents(), a.blocked.contains)
+	if err != nil {
+		return Result{}, fmt.Errorf("start %s driver: %w", a.driver.Name(), err)
+	}
+	if len(recovered) > 0 {
+		a.log.Info("driver recovered workers of a previous attempt; waiting for them to register", "workers", len(recovered))
+	}
+	res := a.loop(ctx)
+	a.shutdown(res)
+	return res, nil
+}
+
+// loop is the one goroutine that owns the core.
+func (a *AM) loop(ctx context.Context) Result {
+	defer close(a.loopDone)
+	a.step(core.Start{})
+	for !a.terminated {
+		select {
+		case f := <-a.inbox:
+			f()
+		case <-ctx.Done():
+			a.log.Info("AM stopping: suspending the job", "cause", context.Cause(ctx))
+			a.step(core.SuspendJob{Reason: "AM shutting down"})
+			if !a.terminated {
+				a.terminated, a.final, a.finalCause = true, core.StatusSuspended, "AM shutting down"
+			}
+		}
+	}
+	return Result{Status: a.final, Cause: a.finalCause}
+}
+
+// post runs f on the loop goroutine; it reports false once the loop has ended.
+func (a *AM) post(f func()) bool {
+	select {
+	case a.inbox <- f:
+		return true
+	case <-a.loopDone:
+		return false
+	}
+}
+
+// step feeds one event to the core and carries out its effects. Events raised while
+// effects are being applied queue up behind the current one, so the core always sees
+// its events one at a time and effects apply in the order the core returned them.
+func (a *AM) step(ev core.Event) {
+	a.queue = append(a.queue, ev)
+	if a.stepping {
+		return
+	}
+	a.stepping = true
+	defer func() { a.stepping = false }()
+	for len(a.queue) > 0 {
+		next := a.queue[0]
+		a.queue = a.queue[1:]
+		for _, eff := range a.sched.Step(a.clock.Now(), next) {
+			a.apply(eff)
+		}
+	}
+}
+
+func (a *AM) shutdown(res Result) {
+	a.log.Info("job terminated", "status", res.Status, "cause", res.Cause)
+	reason := fmt.Sprintf("job %s %s", a.cfg.JobName, res.Status)
+	for _, s := range a.sessions {
+		s.sendAndClose(disconnectMsg(reason))
+	}
+	a.ckpt.stop()
+	a.src.close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := a.driver.Deregister(ctx, finalStatus(res.Status), res.Cause); err != nil {
+		a.log.Warn("deregister failed", "driver", a.driver.Name(), "err", err)
+	}
+	if err := a.driver.Close(ctx); err != nil {
+		a.log.Warn("closing driver failed", "driver", a.driver.Name(), "err", err)
+	}
+	a.ckpt.wait()
+}
+
+func (a *AM) stopServers() {
+	done := make(chan struct{})
+	go func() { a.grpc.GracefulStop(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		a.grpc.Stop()
+	}
+	if a.rest != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = a.rest.Shutdown(ctx)
+	}
+}
+
+func finalStatus(s core.JobStatus) drivers.FinalStatus {
+	switch s {
+	case core.StatusFinished:
+		return drivers.StatusSucceeded
+	case core.StatusFailed:
+		return drivers.StatusFailed
+	case core.StatusCanceled:
+		return drivers.StatusKilled
+	}
+	return drivers.StatusUndefined
+}
+
+func disconnectMsg(reason string) *rpc.JobManagerMessage {
+	return &rpc.JobManagerMessage{Kind: &rpc.JobManagerMessage_Disconnect{Disconnect: &rpc.Disconnect{Reason: reason}}}
+}
+
+// blockedSet is the current blocklist, written by the loop and read by the driver.
+type blockedSet struct {
+	mu    sync.RWMutex
+	nodes map[core.NodeID]bool
+}
+
+func (b *blockedSet) contains(n core.NodeID) bool {
+	b.mu.RLock()
+	defer b.mu.RUnlock()
+	return b.nodes[n]
+}
+
+func (b *blockedSet) set(nodes []core.NodeID) {
+	m := make(map[core.NodeID]bool, len(nodes))
+	for _, n := range nodes {
+		m[n] = true
+	}
+	b.mu.Lock()
+	b.nodes = m
+	b.mu.Unlock()
+}
+
+// driverEvents turns driver callbacks into core events on the loop.
+func (a *AM) driverEvents() drivers.EventHandler {
+	return drivers.EventFuncs{
+		WorkerTerminated: func(id core.TaskManagerID, reason string) {
+			a.post(func() { a.lose(id, reason) })
+		},
+		WorkerRequestFailed: func(reason string) {
+			a.post(func() { a.step(core.WorkerRequestFailed{Reason: reason}) })
+		},
+		Error: func(err error) {
+			a.post(func() { a.step(core.DriverFatalError{Error: err.Error()}) })
+		},
+	}
+}
+
+// disconnect is the standalone driver's Disconnector: it sends Disconnect to a released
+// TaskManager and ends its stream.
+func (a *AM) disconnect(_ context.Context, id core.TaskManagerID, reason string) error {
+	errc := make(chan error, 1)
+	if !a.post(func() {
+		s, ok := a.sessions[id]
+		if !ok {
+			errc <- fmt.Errorf("TaskManager %s: not connected", id)
+			return
+		}
+		s.sendAndClose(disconnectMsg(reason))
+		errc <- nil
+	}) {
+		return fmt.Errorf("disconnect TaskManager %s: AM loop stopped", id)
+	}
+	select {
+	case err := <-errc:
+		return err
+	case <-a.loopDone:
+		return fmt.Errorf("disconnect TaskManager %s: AM loop stopped", id)
+	}
+}

@@ -1,0 +1,320 @@
+package am
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/tidestream/tide/core"
+	"github.com/tidestream/tide/core/checkpoint"
+	"github.com/tidestream/tide/rpc"
+)
+
+// checkpointCoordinator carries out core/checkpoint's decisions: it triggers periodic
+// checkpoints while the job runs, forwards acknowledgements, writes the coordinator
+// state and _metadata (last), deletes checkpoints beyond num-retained and tells the
+// scheduler the outcome. It runs on the loop goroutine; only deletes run elsewhere.
+type checkpointCoordinator struct {
+	am       *AM
+	log      *slog.Logger
+	store    *checkpointStore // nil: checkpointing disabled
+	co       *checkpoint.Coordinator
+	interval time.Duration
+	timeout  time.Duration
+
+	running  bool
+	attempt  core.AttemptID
+	timerGen uint64
+	// coord holds the source coordinator state of retained checkpoints, and of the
+	// pending one under its id.
+	coord map[int64]map[string][]byte
+
+	bg sync.WaitGroup
+}
+
+func newCheckpointCoordinator(a *AM, cfg Config) (*checkpointCoordinator, error) {
+	ccfg := checkpoint.DefaultConfig()
+	ccfg.Timeout = cfg.CheckpointTimeout
+	ccfg.NumRetained = cfg.NumRetained
+	co, err := checkpoint.NewCoordinator(ccfg, 1)
+	if err != nil {
+		return nil, err
+	}
+	c := &checkpointCoordinator{am: a, log: a.log, co: co, interval: cfg.CheckpointInterval,
+		timeout: cfg.CheckpointTimeout, coord: map[int64]map[string][]byte{}}
+	if cfg.Storage != nil {
+		c.store = &checkpointStore{st: cfg.Storage, jobID: cfg.JobID}
+	}
+	return c, nil
+}
+
+// recover adopts the checkpoints a previous AM left and returns the newest complete
+// one, the job's restore point (before the loop starts).
+func (c *checkpointCoordinator) recover(ctx context.Context) (core.CheckpointID, error) {
+	if c.store == nil {
+		return 0, nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	sel, err := c.store.scan(ctx)
+	if err != nil {
+		return 0, err
+	}
+	for _, id := range c.co.Adopt(sel.Complete, sel.Highest) {
+		c.discard(id)
+	}
+	for _, id := range sel.Incomplete {
+		c.discard(id)
+	}
+	if sel.Latest == 0 {
+		c.log.Info("no complete checkpoint found; the job starts fresh", "dir", c.store.st.URI())
+		return 0, nil
+	}
+	state, err := c.store.readCoordinator(ctx, sel.Latest)
+	if err != nil {
+		return 0, fmt.Errorf("recover job %s from checkpoint %d: %w", c.store.jobID, sel.Latest, err)
+	}
+	c.coord[sel.Latest] = state
+	c.log.Info("recovering from checkpoint", "checkpoint", sel.Latest, "dir", c.store.st.URI())
+	return core.CheckpointID(sel.Latest), nil
+}
+
+// latest is the newest complete checkpoint, 0 if none.
+func (c *checkpointCoordinator) latest() core.CheckpointID {
+	id, _ := c.co.Latest()
+	return core.CheckpointID(id)
+}
+
+func (c *checkpointCoordinator) coordinatorState(id core.CheckpointID) map[string][]byte {
+	return c.coord[int64(id)]
+}
+
+// deployed switches to a new attempt; restoreFrom is recorded in the statistics.
+func (c *checkpointCoordinator) deployed(attempt core.AttemptID, restoreFrom core.CheckpointID) {
+	now := c.am.clock.Now()
+	for _, f := range c.co.NewAttempt(now, int64(attempt)) {
+		c.failed(f, false)
+	}
+	c.attempt = attempt
+	if restoreFrom > 0 && c.store != nil {
+		c.co.Restored(now, int64(restoreFrom), c.store.st.URI()+"/"+checkpoint.ChkDir(c.store.jobID, int64(restoreFrom)))
+	}
+}
+
+// cancelled aborts the pending checkpoint (the attempt is being cancelled).
+func (c *checkpointCoordinator) cancelled(reason string) {
+	for _, f := range c.co.AbortPending(c.am.clock.Now(), reason) {
+		c.failed(f, false)
+	}
+}
+
+func (c *checkpointCoordinator) jobStatus(s core.JobStatus) {
+	wasRunning := c.running
+	c.running = s == core.StatusRunning
+	switch {
+	case c.running && !wasRunning:
+		c.arm(c.interval)
+	case !c.running && wasRunning:
+		c.cancelled(fmt.Sprintf("job is %s", s))
+	}
+}
+
+// arm schedules the next trigger attempt; older trigger timers become stale.
+func (c *checkpointCoordinator) arm(after time.Duration) {
+	if c.store == nil || c.interval <= 0 {
+		return
+	}
+	c.timerGen++
+	gen := c.timerGen
+	c.am.clock.AfterFunc(after, func() {
+		c.am.post(func() {
+			if gen == c.timerGen {
+				c.tick()
+			}
+		})
+	})
+}
+
+func (c *checkpointCoordinator) tick() {
+	if !c.running {
+		return
+	}
+	d := c.am.deployment
+	if d == nil || d.attempt != c.attempt || !d.checkpointable() {
+		// Not every subtask runs yet (or one finished): look again shortly.
+		c.arm(min(c.interval, 200*time.Millisecond))
+		return
+	}
+	c.trigger(d)
+}
+
+func (c *checkpointCoordinator) trigger(d *deployment) {
+	now := c.am.clock.Now()
+	var expected []checkpoint.Subtask
+	tms := map[core.TaskManagerID]bool{}
+	for _, sub := range d.subtasks() {
+		expected = append(expected, checkpoint.Subtask{Vertex: string(sub.Vertex), Index: sub.Index})
+		tms[d.placement[sub]] = true
+	}
+	id, err := c.co.Trigger(now, int64(d.attempt), expected)
+	var early *checkpoint.TooEarlyError
+	switch {
+	case errors.As(err, &early):
+		c.arm(max(early.Until.Sub(now), time.Millisecond))
+		return
+	case errors.Is(err, checkpoint.ErrInFlight):
+		c.arm(c.interval)
+		return
+	case err != nil:
+		c.log.Warn("checkpoint not triggered", "attempt", d.attempt, "err", err)
+		c.arm(c.interval)
+		return
+	}
+	// The enumerators are snapshotted before any barrier: split assignments sent after
+	// this point reach each reader after its TriggerCheckpoint (one ordered stream per
+	// TaskManager), so they belong to the next checkpoint.
+	coord, err := c.am.src.snapshot(id)
+	if err != nil {
+		for _, f := range c.co.AbortPending(now, fmt.Sprintf("source coordinator snapshot: %v", err)) {
+			c.failed(f, true)
+		}
+		return
+	}
+	c.coord[id] = coord
+	c.am.view.setCheckpoints(c.co.Stats())
+	msg := &rpc.JobManagerMessage{Kind: &rpc.JobManagerMessage_TriggerCheckpoint{TriggerCheckpoint: &rpc.TriggerCheckpoint{
+		Attempt: int64(d.attempt), CheckpointId: id, TimestampMillis: now.UnixMilli()}}}
+	for tm := range tms {
+		if s, ok := c.am.sessions[tm]; ok {
+			s.send(msg)
+		}
+	}
+	c.log.Debug("checkpoint triggered", "checkpoint", id, "attempt", d.attempt, "subtasks", len(expected))
+	c.am.clock.AfterFunc(c.timeout, func() {
+		c.am.post(func() {
+			for _, f := range c.co.Timeout(c.am.clock.Now()) {
+				c.failed(f, true)
+			}
+		})
+	})
+}
+
+func (c *checkpointCoordinator) ack(attempt core.AttemptID, id core.CheckpointID, sub core.SubtaskID, handles []*rpc.StateHandle) {
+	hs := make([]checkpoint.StateHandle, 0, len(handles))
+	for _, h := range handles {
+		hs = append(hs, checkpoint.StateHandle{Name: h.GetName(), Size: h.GetSize()})
+	}
+	done, err := c.co.Ack(c.am.clock.Now(), int64(attempt), int64(id), checkpoint.Subtask{Vertex: string(sub.Vertex), Index: sub.Index}, hs)
+	if err != nil {
+		c.log.Debug("acknowledgement ignored", "checkpoint", id, "subtask", sub, "err", err)
+		return
+	}
+	if done != nil {
+		c.finish(*done)
+	}
+}
+
+func (c *checkpointCoordinator) decline(attempt core.AttemptID, id core.CheckpointID, sub core.SubtaskID, reason string) {
+	f, err := c.co.Decline(c.am.clock.Now(), int64(attempt), int64(id), checkpoint.Subtask{Vertex: string(sub.Vertex), Index: sub.Index}, reason)
+	if err != nil {
+		c.log.Debug("decline ignored", "checkpoint", id, "subtask", sub, "err", err)
+		return
+	}
+	c.failed(f, true)
+}
+
+// subtaskStopped: a subtask will never acknowledge the pending checkpoint.
+func (c *checkpointCoordinator) subtaskStopped(attempt core.AttemptID, sub core.SubtaskID) {
+	id, ok := c.co.InFlight()
+	if !ok || attempt != c.attempt {
+		return
+	}
+	c.decline(attempt, core.CheckpointID(id), sub, "subtask stopped")
+}
+
+// failed handles a checkpoint that will not complete: its files go, the scheduler hears
+// of it (when tell is set) and the next trigger is armed.
+func (c *checkpointCoordinator) failed(f checkpoint.Failed, tell bool) {
+	c.log.Warn("checkpoint failed", "checkpoint", f.ID, "attempt", f.Attempt, "reason", f.Reason)
+	delete(c.coord, f.ID)
+	c.discard(f.ID)
+	c.am.view.setCheckpoints(c.co.Stats())
+	if tell {
+		c.am.step(core.CheckpointFailed{Attempt: core.AttemptID(f.Attempt), Checkpoint: core.CheckpointID(f.ID), Reason: f.Reason})
+	}
+	if c.running {
+		c.arm(c.interval)
+	}
+}
+
+// finish writes the coordinator state and _metadata. It runs on the loop so that no new
+// attempt can be deployed between the last acknowledgement and the checkpoint becoming
+// the restore point: a checkpoint is complete before anything restores, or never.
+func (c *checkpointCoordinator) finish(done checkpoint.Completed) {
+	maxPar := map[string]int{}
+	if d := c.am.deployment; d != nil {
+		for _, v := range d.vertices {
+			maxPar[string(v.Vertex)] = v.MaxParallelism
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), c.timeout)
+	err := c.store.complete(ctx, done, maxPar, c.coord[done.ID])
+	cancel()
+	now := c.am.clock.Now()
+	if err != nil {
+		f, ferr := c.co.FinalizeFailed(now, done.ID, err.Error())
+		if ferr != nil {
+			c.log.Error("checkpoint bookkeeping", "checkpoint", done.ID, "err", ferr)
+			return
+		}
+		c.failed(f, true)
+		return
+	}
+	discard, err := c.co.Finalized(now, done.ID)
+	if err != nil {
+		c.log.Error("checkpoint bookkeeping", "checkpoint", done.ID, "err", err)
+		return
+	}
+	c.am.view.setCheckpoints(c.co.Stats())
+	c.log.Info("checkpoint completed", "checkpoint", done.ID, "attempt", done.Attempt,
+		"duration", done.Duration, "bytes", done.Size)
+	msg := &rpc.JobManagerMessage{Kind: &rpc.JobManagerMessage_CheckpointComplete{CheckpointComplete: &rpc.NotifyCheckpointComplete{
+		Attempt: done.Attempt, CheckpointId: done.ID}}}
+	for _, s := range c.am.sessions {
+		s.send(msg)
+	}
+	c.am.src.notifyComplete(done.ID)
+	for _, id := range discard {
+		delete(c.coord, id)
+		c.discard(id)
+	}
+	c.am.step(core.CheckpointCompleted{Attempt: core.AttemptID(done.Attempt), Checkpoint: core.CheckpointID(done.ID)})
+	if c.running {
+		c.arm(c.interval)
+	}
+}
+
+func (c *checkpointCoordinator) discard(id int64) {
+	if c.store == nil {
+		return
+	}
+	c.bg.Add(1)
+	go func() {
+		defer c.bg.Done()
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		if err := c.store.remove(ctx, id); err != nil {
+			c.log.Warn("could not delete checkpoint", "checkpoint", id, "err", err)
+		}
+	}()
+}
+
+func (c *checkpointCoordinator) stop() {
+	c.running = false
+	c.timerGen++
+}
+
+func (c *checkpointCoordinator) wait() { c.bg.Wait() }

@@ -1,0 +1,115 @@
+package am
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"path"
+
+	"github.com/tidestream/tide/core/checkpoint"
+	"github.com/tidestream/tide/storage"
+)
+
+// coordinatorFile holds the source coordinator (split enumerator) state of one
+// checkpoint, next to the subtasks' files; _metadata lists it as a master state.
+const coordinatorFile = "_coordinator"
+
+// checkpointStore reads and writes the AM's checkpoint files under <jobID>/.
+type checkpointStore struct {
+	st    storage.Storage
+	jobID string
+}
+
+// scan lists <jobID>/ and classifies what it holds.
+func (s *checkpointStore) scan(ctx context.Context) (checkpoint.Selection, error) {
+	entries, err := s.st.List(ctx, s.jobID)
+	if errors.Is(err, storage.ErrNotFound) {
+		return checkpoint.Selection{}, nil
+	}
+	if err != nil {
+		return checkpoint.Selection{}, fmt.Errorf("list checkpoints of job %s in %s: %w", s.jobID, s.st.URI(), err)
+	}
+	dir := make([]checkpoint.DirEntry, 0, len(entries))
+	for _, e := range entries {
+		de := checkpoint.DirEntry{Name: e.Name, IsDir: e.IsDir}
+		if _, ok := checkpoint.ParseChkName(e.Name); ok && e.IsDir {
+			files, err := s.st.List(ctx, path.Join(s.jobID, e.Name))
+			if err != nil && !errors.Is(err, storage.ErrNotFound) {
+				return checkpoint.Selection{}, fmt.Errorf("list %s/%s: %w", s.jobID, e.Name, err)
+			}
+			for _, f := range files {
+				de.Files = append(de.Files, f.Name)
+			}
+		}
+		dir = append(dir, de)
+	}
+	return checkpoint.Select(dir), nil
+}
+
+func (s *checkpointStore) writeFile(ctx context.Context, name string, data []byte) error {
+	w, err := s.st.Create(ctx, name)
+	if err != nil {
+		return fmt.Errorf("create %s: %w", name, err)
+	}
+	if _, err := w.Write(data); err != nil {
+		_ = w.Abort(ctx)
+		return fmt.Errorf("write %s: %w", name, err)
+	}
+	if err := w.Commit(ctx); err != nil {
+		return fmt.Errorf("commit %s: %w", name, err)
+	}
+	return nil
+}
+
+// complete writes the coordinator state, then _metadata: the checkpoint exists only
+// once the second write has committed.
+func (s *checkpointStore) complete(ctx context.Context, done checkpoint.Completed, maxPar map[string]int, coordinator map[string][]byte) error {
+	coord, err := json.Marshal(coordinator)
+	if err != nil {
+		return fmt.Errorf("encode coordinator state of checkpoint %d: %w", done.ID, err)
+	}
+	dir := checkpoint.ChkDir(s.jobID, done.ID)
+	if err := s.writeFile(ctx, path.Join(dir, coordinatorFile), coord); err != nil {
+		return fmt.Errorf("checkpoint %d of job %s: %w", done.ID, s.jobID, err)
+	}
+	md := checkpoint.NewMetadata(s.jobID, done, maxPar, []checkpoint.StateHandle{{Name: coordinatorFile, Size: int64(len(coord))}})
+	meta, err := checkpoint.EncodeMetadata(md)
+	if err != nil {
+		return fmt.Errorf("checkpoint %d of job %s: %w", done.ID, s.jobID, err)
+	}
+	if err := s.writeFile(ctx, checkpoint.MetadataPath(s.jobID, done.ID), meta); err != nil {
+		return fmt.Errorf("checkpoint %d of job %s: %w", done.ID, s.jobID, err)
+	}
+	return nil
+}
+
+// readCoordinator reads the source coordinator state of a complete checkpoint.
+func (s *checkpointStore) readCoordinator(ctx context.Context, id int64) (map[string][]byte, error) {
+	name := path.Join(checkpoint.ChkDir(s.jobID, id), coordinatorFile)
+	r, err := s.st.Open(ctx, name)
+	if errors.Is(err, storage.ErrNotFound) {
+		return map[string][]byte{}, nil // a checkpoint of a job without sources
+	}
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", name, err)
+	}
+	defer r.Close()
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", name, err)
+	}
+	out := map[string][]byte{}
+	if err := json.Unmarshal(data, &out); err != nil {
+		return nil, fmt.Errorf("decode %s: %w", name, err)
+	}
+	return out, nil
+}
+
+func (s *checkpointStore) remove(ctx context.Context, id int64) error {
+	if err := s.st.Delete(ctx, checkpoint.ChkDir(s.jobID, id)); err != nil {
+		return fmt.Errorf("delete checkpoint %d of job %s: %w", id, s.jobID, err)
+	}
+	return nil
+}

@@ -1,0 +1,81 @@
+package am
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"time"
+
+	"github.com/tidestream/tide/core"
+	"github.com/tidestream/tide/drivers"
+	"github.com/tidestream/tide/storage"
+	"github.com/tidestream/tide/stream"
+)
+
+// Config is everything one AM needs. cmd/tide builds it from flink-conf.yaml and flags
+// (see FromConf); tests build it directly.
+type Config struct {
+	// JobID names the job in checkpoint paths and REST (32 hex digits, Flink's format).
+	JobID   string
+	JobName string
+	JobArgs []string
+	Job     *stream.Job
+
+	// Options configure the core scheduler.
+	Options core.Options
+	// Conf is the effective flat configuration, shipped to every TaskManager.
+	Conf map[string]string
+
+	// Storage holds checkpoints; nil disables checkpointing.
+	Storage            storage.Storage
+	CheckpointInterval time.Duration // 0 disables periodic checkpoints
+	CheckpointTimeout  time.Duration
+	NumRetained        int
+
+	// Driver is the resource manager driver; nil means standalone.
+	Driver            drivers.Driver
+	HeartbeatInterval time.Duration
+
+	Clock  Clock
+	Logger *slog.Logger
+
+	// RPCListener serves TaskManagers (gRPC); RESTListener serves the REST API (nil: none).
+	RPCListener  net.Listener
+	RESTListener net.Listener
+}
+
+func (c *Config) validate() error {
+	var errs []error
+	if c.JobID == "" {
+		errs = append(errs, errors.New("job id is empty"))
+	}
+	if c.Job == nil {
+		errs = append(errs, fmt.Errorf("job %q: no job built", c.JobName))
+	}
+	if c.RPCListener == nil {
+		errs = append(errs, errors.New("no RPC listener"))
+	}
+	if c.Storage != nil && c.NumRetained < 1 {
+		errs = append(errs, fmt.Errorf("state.checkpoints.num-retained = %d: expected at least 1", c.NumRetained))
+	}
+	return errors.Join(errs...)
+}
+
+func (c *Config) withDefaults() {
+	if c.Clock == nil {
+		c.Clock = SystemClock{}
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	if c.HeartbeatInterval <= 0 {
+		c.HeartbeatInterval = 10 * time.Second
+	}
+	if c.CheckpointTimeout <= 0 {
+		c.CheckpointTimeout = 10 * time.Minute
+	}
+	if c.NumRetained <= 0 {
+		c.NumRetained = 1
+	}
+}

@@ -1,0 +1,99 @@
+package am
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/tidestream/tide/core"
+	"github.com/tidestream/tide/drivers"
+	"github.com/tidestream/tide/rpc"
+)
+
+// apply carries out one effect of the core (loop goroutine).
+func (a *AM) apply(eff core.Effect) {
+	switch e := eff.(type) {
+	case core.StartTimer:
+		a.clock.AfterFunc(e.After, func() {
+			a.post(func() { a.step(core.TimerFired{Timer: e.Timer, Version: e.Version}) })
+		})
+	case core.Deploy:
+		a.deploy(e)
+	case core.CancelAttempt:
+		a.log.Info("cancelling attempt", "attempt", e.Attempt, "reason", e.Reason)
+		a.ckpt.cancelled("attempt cancelled: " + e.Reason)
+		msg := &rpc.JobManagerMessage{Kind: &rpc.JobManagerMessage_Cancel{Cancel: &rpc.CancelTasks{Attempt: int64(e.Attempt), Reason: e.Reason}}}
+		for _, s := range a.sessions {
+			s.send(msg)
+		}
+	case core.RejectTaskManager:
+		a.log.Warn("rejecting TaskManager", "taskmanager", e.TaskManager, "reason", e.Reason)
+		if s, ok := a.sessions[e.TaskManager]; ok {
+			delete(a.sessions, e.TaskManager)
+			a.view.taskManagerLeft(e.TaskManager)
+			if sd, ok := a.driver.(interface{ Forget(core.TaskManagerID) }); ok {
+				sd.Forget(e.TaskManager)
+			}
+			s.sendAndClose(rejectedMsg(e.Reason))
+		}
+	case core.ReleaseTaskManager:
+		a.release(e)
+	case core.DeclareResources:
+		a.log.Info("declared resources", "slots", e.Slots, "unbounded", e.Unbounded)
+	case core.RequestWorkers:
+		a.requestWorkers(e.Count)
+	case core.JobStatusChanged:
+		a.log.Info("job status changed", "from", e.From, "to", e.To, "cause", e.Cause)
+		a.view.statusChanged(e.To, a.clock.Now())
+		a.ckpt.jobStatus(e.To)
+	case core.JobTerminated:
+		a.terminated, a.final, a.finalCause = true, e.Status, e.Cause
+		a.view.statusChanged(e.Status, a.clock.Now())
+	case core.BlocklistChanged:
+		nodes := make([]core.NodeID, 0, len(e.Blocked))
+		for _, b := range e.Blocked {
+			nodes = append(nodes, core.NodeID(b.ID))
+		}
+		a.blocked.set(nodes)
+		a.view.setBlocked(e.Blocked)
+		a.log.Info("blocklist changed", "blocked", len(nodes))
+	case core.RescaleRecorded:
+		a.log.Info("rescale recorded", "rescale", fmt.Sprintf("%+v", e.Rescale))
+		a.view.addRescale(e.Rescale)
+	default:
+		a.log.Error("unknown effect from the core", "type", fmt.Sprintf("%T", eff))
+	}
+}
+
+func (a *AM) release(e core.ReleaseTaskManager) {
+	a.log.Info("releasing TaskManager", "taskmanager", e.TaskManager, "reason", e.Reason)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	driver := a.driver
+	go func() {
+		defer cancel()
+		if err := driver.ReleaseWorker(ctx, e.TaskManager); err != nil && !errors.Is(err, drivers.ErrUnknownWorker) {
+			a.log.Warn("release failed", "taskmanager", e.TaskManager, "err", err)
+		}
+	}()
+}
+
+func (a *AM) requestWorkers(n int) {
+	driver := a.driver
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		for i := 0; i < n; i++ {
+			id, err := driver.RequestWorker(ctx, drivers.WorkerSpec{})
+			switch {
+			case errors.Is(err, drivers.ErrPassive):
+				a.log.Info("waiting for TaskManagers to be started (passive driver)", "driver", driver.Name(), "wanted", n)
+				return
+			case err != nil:
+				a.post(func() { a.step(core.WorkerRequestFailed{Reason: err.Error()}) })
+			default:
+				a.log.Info("requested worker", "taskmanager", id)
+			}
+		}
+	}()
+}

@@ -1,0 +1,149 @@
+package main
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"os/signal"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/tidestream/tide/am"
+	"github.com/tidestream/tide/conf"
+	"github.com/tidestream/tide/core"
+	"github.com/tidestream/tide/storage"
+	"github.com/tidestream/tide/stream"
+)
+
+func jobManagerCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "jobmanager",
+		Usage:     "run the AM of one job (standalone application mode)",
+		ArgsUsage: "[-- job arguments...]",
+		Description: `Starts the application master for the job named by --job-classname, serves
+TaskManagers on jobmanager.rpc.address:jobmanager.rpc.port and the REST API on
+rest.bind-address:rest.port (default 127.0.0.1:8081), and runs the job until it ends.
+Arguments after "--" go to the job. Exits 0 when the job finishes or is cancelled.
+
+` + dynamicHelp,
+		Flags: []cli.Flag{
+			configDirFlag(), dynamicFlag(),
+			&cli.StringFlag{Name: "job-classname", Aliases: []string{"j"}, Required: true,
+				Usage: "registered name of the job to run (see tide list-jobs)"},
+			&cli.StringFlag{Name: "job-id", Usage: "32 hex digits; default derives a stable id from the job name and arguments, so a restarted AM resumes from the job's checkpoints"},
+		},
+		Action: runJobManager,
+	}
+}
+
+// buildJob looks the job up in the registry and builds it.
+func buildJob(name string, args []string) (*stream.Job, error) {
+	build, ok := stream.Lookup(name)
+	if !ok {
+		known := stream.Names()
+		sort.Strings(known)
+		return nil, fmt.Errorf("unknown job %q: this binary has %s", name, strings.Join(known, ", "))
+	}
+	job, err := build(args)
+	if err != nil {
+		return nil, fmt.Errorf("job %s with arguments %q: %w", name, args, err)
+	}
+	return job, nil
+}
+
+// defaultJobID is a stable 32-hex-digit id for a job name and its arguments.
+func defaultJobID(name string, args []string) string {
+	h := sha256.Sum256([]byte(name + "\x00" + strings.Join(args, "\x00")))
+	return hex.EncodeToString(h[:16])
+}
+
+func validJobID(id string) error {
+	if len(id) != 32 {
+		return fmt.Errorf("--job-id %q: expected 32 hex digits", id)
+	}
+	if _, err := hex.DecodeString(id); err != nil {
+		return fmt.Errorf("--job-id %q: expected 32 hex digits", id)
+	}
+	return nil
+}
+
+func runJobManager(c *cli.Context) error {
+	cfg, err := loadConfig(c)
+	if err != nil {
+		return err
+	}
+	name, args := c.String("job-classname"), c.Args().Slice()
+	job, err := buildJob(name, args)
+	if err != nil {
+		return err
+	}
+	jobID := c.String("job-id")
+	if jobID == "" {
+		jobID = defaultJobID(name, args)
+	} else if err := validJobID(jobID); err != nil {
+		return err
+	}
+	if conf.Scheduler.Get(cfg) != "Adaptive" {
+		return fmt.Errorf("jobmanager.scheduler: %s: tide runs the Adaptive scheduler only", conf.Scheduler.Get(cfg))
+	}
+
+	ctx, stop := signal.NotifyContext(c.Context, syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+
+	rpcAddr := net.JoinHostPort(conf.JobManagerRPCAddress.Get(cfg), strconv.Itoa(conf.JobManagerRPCPort.Get(cfg)))
+	rpcLn, err := (&net.ListenConfig{}).Listen(ctx, "tcp", rpcAddr)
+	if err != nil {
+		return fmt.Errorf("jobmanager.rpc.address/port %s: %w", rpcAddr, err)
+	}
+	restAddr := net.JoinHostPort(conf.RestBindAddress.Get(cfg), strconv.Itoa(conf.RestPort.Get(cfg)))
+	restLn, err := (&net.ListenConfig{}).Listen(ctx, "tcp", restAddr)
+	if err != nil {
+		rpcLn.Close()
+		return fmt.Errorf("rest.bind-address/rest.port %s: %w", restAddr, err)
+	}
+
+	var st storage.Storage
+	if dir, ok := conf.CheckpointsDir.Lookup(cfg); ok && dir != "" {
+		if st, err = storage.Open(ctx, dir, storage.Options{}); err != nil {
+			return fmt.Errorf("state.checkpoints.dir %s: %w", dir, err)
+		}
+		defer st.Close()
+	}
+	interval, _ := conf.CheckpointingInterval.Lookup(cfg)
+	opts := am.SchedulerOptions(cfg)
+	if err := opts.Validate(); err != nil {
+		return fmt.Errorf("scheduler options: %w", err)
+	}
+	a, err := am.New(am.Config{
+		JobID: jobID, JobName: name, JobArgs: args, Job: job,
+		Options: opts, Conf: cfg.Map(),
+		Storage: st, CheckpointInterval: interval,
+		CheckpointTimeout: conf.CheckpointingTimeout.Get(cfg),
+		NumRetained:       conf.CheckpointsNumRetained.Get(cfg),
+		HeartbeatInterval: conf.HeartbeatInterval.Get(cfg),
+		Logger:            slog.Default(),
+		RPCListener:       rpcLn,
+		RESTListener:      restLn,
+	})
+	if err != nil {
+		return err
+	}
+	slog.Info("jobmanager ready", "job", name, "jobID", jobID, "rpc", a.RPCAddr(), "rest", "http://"+a.RESTAddr(),
+		"reactive", opts.Reactive, "checkpoints", conf.CheckpointsDir.Get(cfg))
+	res, err := a.Run(ctx)
+	if err != nil {
+		return err
+	}
+	switch res.Status {
+	case core.StatusFinished, core.StatusCanceled, core.StatusSuspended:
+		return nil
+	}
+	return errors.New("job " + name + " ended " + string(res.Status) + ": " + res.Cause)
+}

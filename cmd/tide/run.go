@@ -1,0 +1,114 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/tidestream/tide/conf"
+	"github.com/tidestream/tide/standalone"
+)
+
+func runCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "run",
+		Usage:     "run a job; --target local starts an AM and TaskManagers on this machine",
+		ArgsUsage: "[-- job arguments...]",
+		Description: `With --target local, starts an AM and --taskmanagers TaskManagers as child processes
+of this binary, prints where the REST API, logs and output are, and stops everything on
+Ctrl-C. Unless set otherwise it runs in reactive mode with file:// checkpoints under
+--work-dir every second; --add-taskmanager-after starts one more TaskManager after the
+given time so the job visibly scales up.
+
+` + dynamicHelp,
+		Flags: []cli.Flag{
+			configDirFlag(), dynamicFlag(),
+			&cli.StringFlag{Name: "target", Aliases: []string{"t"}, Value: "local", Usage: "where to run: local"},
+			&cli.StringFlag{Name: "job-classname", Aliases: []string{"j"}, Required: true, Usage: "registered job name (see tide list-jobs)"},
+			&cli.IntFlag{Name: "taskmanagers", Aliases: []string{"n"}, Value: 2, Usage: "TaskManagers to start with"},
+			&cli.DurationFlag{Name: "add-taskmanager-after", Usage: "start one more TaskManager after this long (0: never)"},
+			&cli.StringFlag{Name: "work-dir", Value: filepath.Join(os.TempDir(), "tide-local"), Usage: "logs and checkpoints go here"},
+		},
+		Action: runRun,
+	}
+}
+
+func runRun(c *cli.Context) error {
+	if t := c.String("target"); t != "local" {
+		return fmt.Errorf("--target %q: this build runs --target local only", t)
+	}
+	if n := c.Int("taskmanagers"); n < 0 {
+		return fmt.Errorf("--taskmanagers %d: expected 0 or more", n)
+	}
+	cfg, err := loadConfig(c)
+	if err != nil {
+		return err
+	}
+	name, args := c.String("job-classname"), c.Args().Slice()
+	if _, err := buildJob(name, args); err != nil {
+		return err
+	}
+	workDir, err := filepath.Abs(c.String("work-dir"))
+	if err != nil {
+		return fmt.Errorf("--work-dir: %w", err)
+	}
+	dyn := dynamicArgs(c)
+	defaults := map[string]string{
+		conf.ExecutionMode.Key():                         "reactive",
+		conf.CheckpointsDir.Key():                        "file://" + filepath.Join(workDir, "checkpoints"),
+		conf.CheckpointingInterval.Key():                 "1 s",
+		conf.ExecutingCooldownAfterRescaling.Key():       "0 s",
+		conf.ExecutingResourceStabilizationTimeout.Key(): "0 s",
+	}
+	for key, value := range defaults {
+		if !cfg.IsSet(key) {
+			dyn = append(dyn, key+"="+value)
+		}
+	}
+	ctx, stop := signal.NotifyContext(c.Context, syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	cluster, err := standalone.StartLocal(ctx, standalone.LocalOptions{
+		WorkDir: workDir, ConfigDir: c.String("configDir"), Dynamic: dyn,
+		JobName: name, JobArgs: args, TaskManagers: c.Int("taskmanagers"),
+	})
+	if err != nil {
+		return err
+	}
+	out := c.App.Writer
+	cluster.Describe(out)
+	fmt.Fprintf(out, "  settings:  %s\n", strings.Join(dyn, " "))
+	fmt.Fprintln(out, "Press Ctrl-C to stop.")
+	var addTimer <-chan time.Time
+	if d := c.Duration("add-taskmanager-after"); d > 0 {
+		addTimer = time.After(d)
+	}
+	for {
+		select {
+		case <-addTimer:
+			addTimer = nil
+			id, err := cluster.AddTaskManager(ctx)
+			if err != nil {
+				fmt.Fprintf(out, "could not add a TaskManager: %v\n", err)
+				continue
+			}
+			fmt.Fprintf(out, "started TaskManager %s: watch the job scale up at http://%s/jobs/overview\n", id, cluster.RESTAddress())
+		case <-cluster.AMDone():
+			stopErr := cluster.Stop(context.Background())
+			if err := cluster.AMErr(); err != nil {
+				return fmt.Errorf("the AM exited: %w (see %s/jobmanager.log)", err, cluster.LogDir())
+			}
+			fmt.Fprintln(out, "the job ended; cluster stopped")
+			return stopErr
+		case <-ctx.Done():
+			fmt.Fprintln(out, "stopping the local cluster...")
+			return cluster.Stop(context.Background())
+		}
+	}
+}

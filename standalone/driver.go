@@ -1,0 +1,169 @@
+package standalone
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sync"
+
+	"github.com/tidestream/tide/core"
+	"github.com/tidestream/tide/drivers"
+)
+
+// Name is the standalone driver's registry name.
+const Name = "standalone"
+
+// Disconnector closes a TaskManager's connection to the AM (the AM implements it by
+// sending Disconnect and ending the stream). A released standalone TaskManager exits.
+type Disconnector func(ctx context.Context, id core.TaskManagerID, reason string) error
+
+// Driver is the passive standalone driver.
+type Driver struct {
+	disconnect Disconnector
+	log        *slog.Logger
+
+	mu       sync.Mutex
+	started  bool
+	closed   bool
+	handler  drivers.EventHandler
+	blocked  drivers.BlockedNodes
+	workers  map[core.TaskManagerID]core.NodeID
+	pending  sync.WaitGroup
+	finished drivers.FinalStatus
+}
+
+var (
+	_ drivers.Driver   = (*Driver)(nil)
+	_ drivers.Admitter = (*Driver)(nil)
+)
+
+// New returns a standalone driver that disconnects released workers through disconnect.
+func New(disconnect Disconnector, log *slog.Logger) *Driver {
+	if log == nil {
+		log = slog.Default()
+	}
+	return &Driver{disconnect: disconnect, log: log, workers: map[core.TaskManagerID]core.NodeID{}}
+}
+
+// Factory returns a drivers.Factory building standalone drivers around disconnect.
+func Factory(disconnect Disconnector, log *slog.Logger) drivers.Factory {
+	return func(map[string]string) (drivers.Driver, error) { return New(disconnect, log), nil }
+}
+
+func (d *Driver) Name() string { return Name }
+
+// Start records the handler and blocklist. Standalone TaskManagers survive an AM restart
+// by reconnecting, so nothing is recovered here.
+func (d *Driver) Start(_ context.Context, handler drivers.EventHandler, blocked drivers.BlockedNodes) ([]drivers.Worker, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	switch {
+	case d.closed:
+		return nil, fmt.Errorf("start standalone driver: %w", drivers.ErrClosed)
+	case d.started:
+		return nil, fmt.Errorf("start standalone driver: %w", drivers.ErrAlreadyStarted)
+	}
+	if blocked == nil {
+		blocked = func(core.NodeID) bool { return false }
+	}
+	d.started, d.handler, d.blocked = true, handler, blocked
+	return nil, nil
+}
+
+func (d *Driver) check() error {
+	switch {
+	case d.closed:
+		return drivers.ErrClosed
+	case !d.started:
+		return drivers.ErrNotStarted
+	}
+	return nil
+}
+
+// RequestWorker always fails: a standalone cluster grows only when someone starts a
+// TaskManager.
+func (d *Driver) RequestWorker(context.Context, drivers.WorkerSpec) (core.TaskManagerID, error) {
+	return "", fmt.Errorf("request standalone worker: %w", drivers.ErrPassive)
+}
+
+// Admit accepts a TaskManager that registered by itself unless its node is blocked.
+func (d *Driver) Admit(_ context.Context, w drivers.Worker) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if err := d.check(); err != nil {
+		return fmt.Errorf("admit TaskManager %s: %w", w.ID, err)
+	}
+	if d.blocked(w.Node) {
+		d.log.Info("refusing TaskManager on blocked node", "taskmanager", w.ID, "node", w.Node)
+		return fmt.Errorf("admit TaskManager %s on node %s: %w", w.ID, w.Node, drivers.ErrBlocked)
+	}
+	d.workers[w.ID] = w.Node
+	return nil
+}
+
+// Forget drops a worker that went away by itself (its connection broke) without
+// reporting it back: the AM already knows.
+func (d *Driver) Forget(id core.TaskManagerID) {
+	d.mu.Lock()
+	delete(d.workers, id)
+	d.mu.Unlock()
+}
+
+// ReleaseWorker disconnects the TaskManager; OnWorkerTerminated follows once the
+// disconnect is done, always after ReleaseWorker returned.
+func (d *Driver) ReleaseWorker(ctx context.Context, id core.TaskManagerID) error {
+	d.mu.Lock()
+	if err := d.check(); err != nil {
+		d.mu.Unlock()
+		return fmt.Errorf("release TaskManager %s: %w", id, err)
+	}
+	if _, ok := d.workers[id]; !ok {
+		d.mu.Unlock()
+		return fmt.Errorf("release TaskManager %s: %w", id, drivers.ErrUnknownWorker)
+	}
+	delete(d.workers, id)
+	handler := d.handler
+	d.pending.Add(1)
+	d.mu.Unlock()
+
+	go func() {
+		defer d.pending.Done()
+		reason := "released by the AM"
+		if d.disconnect != nil {
+			if err := d.disconnect(context.WithoutCancel(ctx), id, reason); err != nil {
+				d.log.Warn("disconnecting released TaskManager failed", "taskmanager", id, "err", err)
+				reason = fmt.Sprintf("released by the AM (disconnect failed: %v)", err)
+			}
+		}
+		handler.OnWorkerTerminated(id, reason)
+	}()
+	return nil
+}
+
+// Deregister records the final status; standalone TaskManagers are told to leave by
+// the AM closing their connections.
+func (d *Driver) Deregister(_ context.Context, status drivers.FinalStatus, diagnostics string) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if err := d.check(); err != nil {
+		return fmt.Errorf("deregister standalone application (%s): %w", status, err)
+	}
+	d.finished = status
+	d.log.Info("standalone application deregistered", "status", status, "diagnostics", diagnostics)
+	return nil
+}
+
+// Close waits for pending releases; it is idempotent.
+func (d *Driver) Close(ctx context.Context) error {
+	d.mu.Lock()
+	d.closed = true
+	d.mu.Unlock()
+	done := make(chan struct{})
+	go func() { d.pending.Wait(); close(done) }()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("close standalone driver: waiting for releases: %w", ctx.Err())
+	}
+}

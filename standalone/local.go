@@ -1,0 +1,255 @@
+package standalone
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// LocalOptions configure a local standalone cluster: one AM and TaskManagers, all child
+// processes of the same tide binary on this machine.
+type LocalOptions struct {
+	// Binary is the tide executable; empty uses the running one.
+	Binary string
+	// WorkDir receives log/ (one file per process).
+	WorkDir string
+	// ConfigDir is passed as --configDir; Dynamic as -D to every process.
+	ConfigDir string
+	Dynamic   []string
+	JobName   string
+	JobArgs   []string
+	// TaskManagers is how many start with the AM.
+	TaskManagers int
+	// RPCPort and RESTPort are the AM's ports; 0 picks free ones.
+	RPCPort, RESTPort int
+	// Env is added to every child's environment.
+	Env []string
+}
+
+// LocalCluster is a running local cluster.
+type LocalCluster struct {
+	opts     LocalOptions
+	rpcPort  int
+	restPort int
+	am       *child
+
+	mu     sync.Mutex
+	tms    map[string]*child
+	nextTM int
+}
+
+type child struct {
+	name string
+	cmd  *exec.Cmd
+	log  string
+	done chan struct{}
+	err  error
+}
+
+// FreePort returns a TCP port on 127.0.0.1 that was free a moment ago.
+func FreePort() (int, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, fmt.Errorf("find a free port: %w", err)
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port, nil
+}
+
+// StartLocal starts the AM and opts.TaskManagers TaskManagers.
+func StartLocal(ctx context.Context, opts LocalOptions) (*LocalCluster, error) {
+	if opts.Binary == "" {
+		bin, err := os.Executable()
+		if err != nil {
+			return nil, fmt.Errorf("local cluster: locate the tide binary: %w", err)
+		}
+		opts.Binary = bin
+	}
+	if opts.JobName == "" {
+		return nil, errors.New("local cluster: no job name")
+	}
+	if err := os.MkdirAll(filepath.Join(opts.WorkDir, "log"), 0o755); err != nil {
+		return nil, fmt.Errorf("local cluster: create %s/log: %w", opts.WorkDir, err)
+	}
+	c := &LocalCluster{opts: opts, rpcPort: opts.RPCPort, restPort: opts.RESTPort, tms: map[string]*child{}}
+	var err error
+	if c.rpcPort == 0 {
+		if c.rpcPort, err = FreePort(); err != nil {
+			return nil, err
+		}
+	}
+	if c.restPort == 0 {
+		if c.restPort, err = FreePort(); err != nil {
+			return nil, err
+		}
+	}
+	args := append([]string{"jobmanager"}, c.common()...)
+	args = append(args, "--job-classname", opts.JobName, "--")
+	args = append(args, opts.JobArgs...)
+	if c.am, err = c.start("jobmanager", args); err != nil {
+		return nil, err
+	}
+	for i := 0; i < opts.TaskManagers; i++ {
+		if _, err := c.AddTaskManager(ctx); err != nil {
+			_ = c.Stop(context.Background())
+			return nil, err
+		}
+	}
+	return c, nil
+}
+
+// common are the arguments every child gets.
+func (c *LocalCluster) common() []string {
+	var args []string
+	if c.opts.ConfigDir != "" {
+		args = append(args, "--configDir", c.opts.ConfigDir)
+	}
+	for _, d := range c.opts.Dynamic {
+		args = append(args, "-D", d)
+	}
+	return append(args,
+		"-D", "jobmanager.rpc.address=127.0.0.1",
+		"-D", "jobmanager.rpc.port="+strconv.Itoa(c.rpcPort),
+		"-D", "rest.bind-address=127.0.0.1",
+		"-D", "rest.port="+strconv.Itoa(c.restPort))
+}
+
+func (c *LocalCluster) start(name string, args []string) (*child, error) {
+	logPath := filepath.Join(c.opts.WorkDir, "log", name+".log")
+	f, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("local cluster: open log of %s: %w", name, err)
+	}
+	cmd := exec.Command(c.opts.Binary, args...)
+	cmd.Stdout, cmd.Stderr = f, f
+	cmd.Env = append(os.Environ(), c.opts.Env...)
+	if err := cmd.Start(); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("local cluster: start %s (%s): %w", name, c.opts.Binary, err)
+	}
+	ch := &child{name: name, cmd: cmd, log: logPath, done: make(chan struct{})}
+	go func() {
+		ch.err = cmd.Wait()
+		f.Close()
+		close(ch.done)
+	}()
+	return ch, nil
+}
+
+// AddTaskManager starts one more TaskManager (ctx is checked before starting it) and returns its id ("tm-<n>"); its node
+// id is "local-<n>" so the blocklist can tell TaskManagers apart on one machine.
+func (c *LocalCluster) AddTaskManager(ctx context.Context) (string, error) {
+	if err := ctx.Err(); err != nil {
+		return "", fmt.Errorf("local cluster: add TaskManager: %w", err)
+	}
+	c.mu.Lock()
+	c.nextTM++
+	n := c.nextTM
+	c.mu.Unlock()
+	id := "tm-" + strconv.Itoa(n)
+	args := append([]string{"taskmanager"}, c.common()...)
+	args = append(args, "-D", "taskmanager.node-id=local-"+strconv.Itoa(n), "--resource-id", id)
+	ch, err := c.start("taskmanager-"+strconv.Itoa(n), args)
+	if err != nil {
+		return "", err
+	}
+	c.mu.Lock()
+	c.tms[id] = ch
+	c.mu.Unlock()
+	return id, nil
+}
+
+// Signal sends sig to TaskManager id (syscall.SIGKILL to simulate a crash).
+func (c *LocalCluster) Signal(id string, sig syscall.Signal) error {
+	c.mu.Lock()
+	ch, ok := c.tms[id]
+	c.mu.Unlock()
+	if !ok {
+		return fmt.Errorf("local cluster: no TaskManager %s", id)
+	}
+	if err := ch.cmd.Process.Signal(sig); err != nil {
+		return fmt.Errorf("local cluster: signal %s to TaskManager %s: %w", sig, id, err)
+	}
+	return nil
+}
+
+// TaskManagers lists the ids of TaskManagers still running.
+func (c *LocalCluster) TaskManagers() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var out []string
+	for id, ch := range c.tms {
+		select {
+		case <-ch.done:
+		default:
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
+// RESTAddress is the AM's REST endpoint, host:port.
+func (c *LocalCluster) RESTAddress() string {
+	return net.JoinHostPort("127.0.0.1", strconv.Itoa(c.restPort))
+}
+
+// RPCAddress is the AM's RPC endpoint, host:port.
+func (c *LocalCluster) RPCAddress() string {
+	return net.JoinHostPort("127.0.0.1", strconv.Itoa(c.rpcPort))
+}
+
+// LogDir is where each process writes its log.
+func (c *LocalCluster) LogDir() string { return filepath.Join(c.opts.WorkDir, "log") }
+
+// AMDone is closed when the AM process exits.
+func (c *LocalCluster) AMDone() <-chan struct{} { return c.am.done }
+
+// AMErr is the AM's exit error once AMDone is closed.
+func (c *LocalCluster) AMErr() error { return c.am.err }
+
+// Stop sends SIGTERM to every process, waits up to ctx's deadline (10 s without one),
+// then kills what is left.
+func (c *LocalCluster) Stop(ctx context.Context) error {
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
+	}
+	c.mu.Lock()
+	all := []*child{c.am}
+	for _, ch := range c.tms {
+		all = append(all, ch)
+	}
+	c.mu.Unlock()
+	for _, ch := range all {
+		_ = ch.cmd.Process.Signal(syscall.SIGTERM)
+	}
+	var errs []error
+	for _, ch := range all {
+		select {
+		case <-ch.done:
+		case <-ctx.Done():
+			_ = ch.cmd.Process.Kill()
+			<-ch.done
+			errs = append(errs, fmt.Errorf("%s did not stop on SIGTERM; killed", ch.name))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Describe writes where things are, for the user.
+func (c *LocalCluster) Describe(w io.Writer) {
+	fmt.Fprintf(w, "tide local cluster: job %s\n", c.opts.JobName)
+	fmt.Fprintf(w, "  REST API:  http://%s  (try /jobs/overview, /taskmanagers)\n", c.RESTAddress())
+	fmt.Fprintf(w, "  AM RPC:    %s\n", c.RPCAddress())
+	fmt.Fprintf(w, "  logs:      %s/ (jobmanager.log, taskmanager-<n>.log; print sinks write there)\n", c.LogDir())
+}

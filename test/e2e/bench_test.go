@@ -1,0 +1,141 @@
+package e2e
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/tidestream/tide/examples"
+)
+
+// bareStart is the mean wall time of `tide --version`: the process start cost every
+// downtime figure is compared with.
+func bareStart(b *testing.B) time.Duration {
+	const runs = 5
+	var total time.Duration
+	for range runs {
+		start := time.Now()
+		if out, err := exec.Command(tideBin, "--version").CombinedOutput(); err != nil {
+			b.Fatalf("tide --version: %v\n%s", err, out)
+		}
+		total += time.Since(start)
+	}
+	return total / runs
+}
+
+// BenchmarkScaleUp: TaskManager start → job RUNNING at the new parallelism, and →
+// first completed checkpoint of the new attempt (records flow end to end again).
+func BenchmarkScaleUp(b *testing.B) {
+	bare := bareStart(b)
+	var running, flowing time.Duration
+	for i := 0; i < b.N; i++ {
+		c := startCluster(b, examples.TopSpeedWindowingName, []string{"--cars", "8"}, 2, reactive(b.TempDir(), "200 ms"))
+		id := jobID(b, c)
+		d := waitRunningAt(b, c, id, 2)
+		waitCheckpointIn(b, c, id, d.Attempt)
+		start := time.Now()
+		if _, err := c.AddTaskManager(b.Context()); err != nil {
+			b.Fatal(err)
+		}
+		d = waitRunningAt(b, c, id, 3)
+		running += time.Since(start)
+		waitCheckpointIn(b, c, id, d.Attempt)
+		flowing += time.Since(start)
+		_ = c.Stop(b.Context())
+	}
+	report(b, "scale-up", bare, running, flowing)
+}
+
+// BenchmarkScaleDown: SIGKILL of a TaskManager → job RUNNING at the lower parallelism,
+// and → first completed checkpoint of the new attempt.
+func BenchmarkScaleDown(b *testing.B) {
+	bare := bareStart(b)
+	var running, flowing time.Duration
+	for i := 0; i < b.N; i++ {
+		c := startCluster(b, examples.TopSpeedWindowingName, []string{"--cars", "8"}, 3, reactive(b.TempDir(), "200 ms"))
+		id := jobID(b, c)
+		d := waitRunningAt(b, c, id, 3)
+		waitCheckpointIn(b, c, id, d.Attempt)
+		start := time.Now()
+		if err := c.Signal("tm-1", syscall.SIGKILL); err != nil {
+			b.Fatal(err)
+		}
+		d = waitRunningAt(b, c, id, 2)
+		running += time.Since(start)
+		waitCheckpointIn(b, c, id, d.Attempt)
+		flowing += time.Since(start)
+		_ = c.Stop(b.Context())
+	}
+	report(b, "scale-down", bare, running, flowing)
+}
+
+func report(b *testing.B, what string, bare, running, flowing time.Duration) {
+	n := time.Duration(b.N)
+	b.ReportMetric(float64((running / n).Milliseconds()), "ms-to-running")
+	b.ReportMetric(float64((flowing / n).Milliseconds()), "ms-to-first-checkpoint")
+	b.ReportMetric(float64(bare.Microseconds())/1000, "ms-bare-start")
+	fmt.Printf("%s downtime: %s to RUNNING at the new parallelism, %s to its first checkpoint; bare `tide --version` start: %s\n",
+		what, (running / n).Round(time.Millisecond), (flowing / n).Round(time.Millisecond), bare.Round(time.Millisecond))
+}
+
+// BenchmarkWordCountThroughput: words per second through WordCount's keyBy across two
+// TaskManagers on loopback, per core of this machine.
+func BenchmarkWordCountThroughput(b *testing.B) {
+	const files, linesPerFile, wordsPerLine = 4, 50000, 10
+	in := b.TempDir()
+	vocab := make([]string, 1000)
+	for i := range vocab {
+		vocab[i] = fmt.Sprintf("w%03d", i)
+	}
+	for f := range files {
+		var sb strings.Builder
+		for l := range linesPerFile {
+			for w := range wordsPerLine {
+				if w > 0 {
+					sb.WriteByte(' ')
+				}
+				sb.WriteString(vocab[(f*7919+l*31+w*17)%len(vocab)])
+			}
+			sb.WriteByte('\n')
+		}
+		if err := os.WriteFile(filepath.Join(in, fmt.Sprintf("part-%d.txt", f)), []byte(sb.String()), 0o644); err != nil {
+			b.Fatal(err)
+		}
+	}
+	words := float64(files * linesPerFile * wordsPerLine)
+	var total time.Duration
+	for i := 0; i < b.N; i++ {
+		out := b.TempDir()
+		// Timed from the processes' start to the AM's exit: start-up and deployment are
+		// included, so the figure is a lower bound of the steady-state rate.
+		start := time.Now()
+		c := startCluster(b, examples.WordCountName, []string{"--input", in, "--output", out}, 2, reactive(b.TempDir(), "1 s"))
+		select {
+		case <-c.AMDone():
+		case <-time.After(10 * time.Minute):
+			b.Fatal("WordCount did not finish")
+		}
+		total += time.Since(start)
+		if err := c.AMErr(); err != nil {
+			b.Fatalf("WordCount AM: %v", err)
+		}
+		lines, err := examples.ReadCommittedOutput(out)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if float64(len(lines)) != words {
+			b.Fatalf("WordCount committed %d running counts, want one per word (%.0f)", len(lines), words)
+		}
+	}
+	perSec := words * float64(b.N) / total.Seconds()
+	b.ReportMetric(perSec, "words/s")
+	b.ReportMetric(perSec/float64(runtime.NumCPU()), "words/s/core")
+	fmt.Printf("WordCount: %.0f words/s through keyBy across 2 TaskManagers (%.0f per core, %d cores)\n",
+		perSec, perSec/float64(runtime.NumCPU()), runtime.NumCPU())
+}

@@ -1,0 +1,69 @@
+package worker
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/tidestream/tide/rpc"
+)
+
+// Config configures one TaskManager.
+type Config struct {
+	// AMAddress is host:port of the AM's RPC endpoint (jobmanager.rpc.address/port).
+	AMAddress string
+	// ID names the TaskManager (unique per process); NodeID names its machine.
+	ID     string
+	NodeID string
+	// Slots is taskmanager.numberOfTaskSlots.
+	Slots int
+	// DataAddress is where the data plane listens ("127.0.0.1:0" picks a port).
+	DataAddress string
+	// BuildID is sent to the AM, which refuses other builds; empty uses rpc.BuildID().
+	BuildID string
+	// ConnectTimeout bounds how long the TaskManager keeps trying to reach the AM, at
+	// start and after losing it, before it gives up and exits.
+	ConnectTimeout time.Duration
+	// InitialBackoff and MaxBackoff pace connection attempts.
+	InitialBackoff, MaxBackoff time.Duration
+	Logger                     *slog.Logger
+}
+
+func (c *Config) validate() error {
+	var errs []error
+	if c.AMAddress == "" {
+		errs = append(errs, errors.New("AM address is empty: set jobmanager.rpc.address and jobmanager.rpc.port"))
+	}
+	if c.ID == "" {
+		errs = append(errs, errors.New("TaskManager id is empty"))
+	}
+	if c.NodeID == "" {
+		errs = append(errs, errors.New("node id is empty: set taskmanager.node-id"))
+	}
+	if c.Slots < 1 {
+		errs = append(errs, fmt.Errorf("taskmanager.numberOfTaskSlots = %d: expected at least 1", c.Slots))
+	}
+	return errors.Join(errs...)
+}
+
+func (c *Config) withDefaults() {
+	if c.DataAddress == "" {
+		c.DataAddress = "127.0.0.1:0"
+	}
+	if c.BuildID == "" {
+		c.BuildID = rpc.BuildID()
+	}
+	if c.ConnectTimeout <= 0 {
+		c.ConnectTimeout = 5 * time.Minute
+	}
+	if c.InitialBackoff <= 0 {
+		c.InitialBackoff = 100 * time.Millisecond
+	}
+	if c.MaxBackoff <= 0 {
+		c.MaxBackoff = 5 * time.Second
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+}

@@ -1,0 +1,188 @@
+package worker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/tidestream/tide/rpc"
+	"github.com/tidestream/tide/storage"
+	"github.com/tidestream/tide/stream"
+	"github.com/tidestream/tide/tm/exec"
+)
+
+// checkpointsDirKey is the key of the checkpoint directory in the AM's configuration.
+const checkpointsDirKey = "state.checkpoints.dir"
+
+// serve runs the job's subtasks for one registered connection until it ends.
+func (w *worker) serve(ctx context.Context, c *connection) (outcome, error) {
+	defer c.close()
+	reg := c.registered
+	log := w.log.With("job", reg.GetJobName(), "jobID", reg.GetJobId())
+	build, ok := stream.Lookup(reg.GetJobName())
+	if !ok {
+		return outcomeStopped, fmt.Errorf("TaskManager %s: AM runs job %q: %w (this binary has %v); start the TaskManager from the AM's binary",
+			w.cfg.ID, reg.GetJobName(), ErrUnknownJob, stream.Names())
+	}
+	job, err := build(reg.GetJobArgs())
+	if err != nil {
+		return outcomeStopped, fmt.Errorf("TaskManager %s: build job %q with args %q: %w", w.cfg.ID, reg.GetJobName(), reg.GetJobArgs(), err)
+	}
+	st, err := w.openStorage(ctx, reg.GetConfig()[checkpointsDirKey])
+	if err != nil {
+		return outcomeStopped, err
+	}
+	defer st.Close()
+
+	sess := &amSession{stream: c.stream}
+	ex := exec.NewExecutor(exec.Config{JobID: reg.GetJobId(), Job: job, TaskManagerID: w.cfg.ID,
+		Storage: st, Plane: w.plane, Reporter: reporter{s: sess}, Logger: w.log})
+	defer func() {
+		cctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if err := ex.Close(cctx); err != nil {
+			log.Warn("closing executor", "err", err)
+		}
+	}()
+	log.Info("registered with the AM", "am", w.cfg.AMAddress)
+
+	hbDone := make(chan struct{})
+	defer close(hbDone)
+	go w.heartbeat(sess, time.Duration(reg.GetHeartbeatIntervalMillis())*time.Millisecond, hbDone)
+
+	msgs := make(chan *rpc.JobManagerMessage)
+	recvErr := make(chan error, 1)
+	go func() {
+		for {
+			m, err := c.stream.Recv()
+			if err != nil {
+				recvErr <- err
+				return
+			}
+			select {
+			case msgs <- m:
+			case <-hbDone:
+				return
+			}
+		}
+	}()
+	for {
+		select {
+		case <-ctx.Done():
+			log.Info("TaskManager stopping: unregistering from the AM", "cause", context.Cause(ctx))
+			sess.finish(&rpc.TaskManagerMessage{Kind: &rpc.TaskManagerMessage_Unregister{Unregister: &rpc.Unregister{
+				Reason: "TaskManager shutting down"}}})
+			return outcomeStopped, nil
+		case err := <-recvErr:
+			sess.finish(nil)
+			if errors.Is(err, io.EOF) {
+				err = errors.New("AM closed the connection")
+			}
+			log.Warn("lost the AM; cancelling every task and reconnecting", "am", w.cfg.AMAddress, "err", err)
+			return outcomeLost, nil
+		case m := <-msgs:
+			if done := w.dispatch(ctx, ex, m, log); done {
+				sess.finish(nil)
+				return outcomeDisconnected, nil
+			}
+		}
+	}
+}
+
+// dispatch carries out one AM message; it reports true on Disconnect.
+func (w *worker) dispatch(ctx context.Context, ex *exec.Executor, m *rpc.JobManagerMessage, log *slog.Logger) bool {
+	switch k := m.GetKind().(type) {
+	case *rpc.JobManagerMessage_Deploy:
+		spec := deploySpec(k.Deploy)
+		log.Info("deploying subtasks", "attempt", spec.Attempt, "restoreFrom", spec.RestoreFrom, "subtasks", len(spec.Subtasks))
+		if err := ex.Deploy(ctx, spec); err != nil {
+			log.Error("deploy failed", "attempt", spec.Attempt, "err", err)
+		}
+	case *rpc.JobManagerMessage_Cancel:
+		log.Info("cancelling attempt", "attempt", k.Cancel.GetAttempt(), "reason", k.Cancel.GetReason())
+		// Cancelling must finish even while the TaskManager itself is stopping.
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+		ex.Cancel(cctx, k.Cancel.GetAttempt())
+		cancel()
+	case *rpc.JobManagerMessage_TriggerCheckpoint:
+		t := k.TriggerCheckpoint
+		ex.TriggerCheckpoint(t.GetAttempt(), t.GetCheckpointId(), t.GetTimestampMillis())
+	case *rpc.JobManagerMessage_CheckpointComplete:
+		n := k.CheckpointComplete
+		ex.NotifyCheckpointComplete(n.GetAttempt(), n.GetCheckpointId())
+	case *rpc.JobManagerMessage_SplitAssignment:
+		a := k.SplitAssignment
+		splits := make([]stream.Split, 0, len(a.GetSplits()))
+		for _, s := range a.GetSplits() {
+			splits = append(splits, stream.Split{ID: s.GetId(), Data: s.GetData()})
+		}
+		ex.AddSplits(a.GetAttempt(), a.GetVertex(), int(a.GetIndex()), splits, a.GetNoMoreSplits())
+	case *rpc.JobManagerMessage_Disconnect:
+		log.Info("the AM disconnected this TaskManager; exiting", "reason", k.Disconnect.GetReason())
+		return true
+	case *rpc.JobManagerMessage_Rejected:
+		log.Warn("the AM rejected this TaskManager after registration; exiting", "reason", k.Rejected.GetReason())
+		return true
+	default:
+		log.Warn("ignoring unknown message from the AM", "type", fmt.Sprintf("%T", k))
+	}
+	return false
+}
+
+func deploySpec(d *rpc.DeployTasks) exec.DeploySpec {
+	spec := exec.DeploySpec{Attempt: d.GetAttempt(), RestoreFrom: d.GetRestoreFrom()}
+	for _, v := range d.GetVertices() {
+		spec.Vertices = append(spec.Vertices, exec.VertexParallelism{Vertex: v.GetVertex(),
+			Parallelism: int(v.GetParallelism()), MaxParallelism: int(v.GetMaxParallelism())})
+	}
+	for _, s := range d.GetSubtasks() {
+		spec.Subtasks = append(spec.Subtasks, exec.Subtask{Vertex: s.GetVertex(), Index: int(s.GetIndex()), Slot: int(s.GetSlot())})
+	}
+	for _, l := range d.GetLocations() {
+		spec.Locations = append(spec.Locations, exec.Location{Vertex: l.GetVertex(), Index: int(l.GetIndex()),
+			TaskManagerID: l.GetTaskManagerId(), DataAddress: l.GetDataAddress()})
+	}
+	return spec
+}
+
+func (w *worker) heartbeat(sess *amSession, every time.Duration, done <-chan struct{}) {
+	if every <= 0 {
+		every = 10 * time.Second
+	}
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-t.C:
+			if err := sess.send(&rpc.TaskManagerMessage{Kind: &rpc.TaskManagerMessage_Heartbeat{Heartbeat: &rpc.Heartbeat{
+				TimestampMillis: time.Now().UnixMilli()}}}); err != nil {
+				return
+			}
+		case <-done:
+			return
+		}
+	}
+}
+
+// openStorage opens the job's checkpoint storage; without state.checkpoints.dir the
+// subtasks write to a private temporary directory (nothing survives a restart then).
+func (w *worker) openStorage(ctx context.Context, uri string) (storage.Storage, error) {
+	if uri == "" {
+		dir, err := os.MkdirTemp("", "tide-"+filepath.Base(w.cfg.ID)+"-")
+		if err != nil {
+			return nil, fmt.Errorf("TaskManager %s: temporary state directory: %w", w.cfg.ID, err)
+		}
+		w.log.Warn("no state.checkpoints.dir configured: state goes to a temporary directory", "dir", dir)
+		uri = "file://" + dir
+	}
+	st, err := storage.Open(ctx, uri, storage.Options{})
+	if err != nil {
+		return nil, fmt.Errorf("TaskManager %s: open checkpoint storage %s: %w", w.cfg.ID, uri, err)
+	}
+	return st, nil
+}

@@ -1,0 +1,150 @@
+package worker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+
+	"github.com/tidestream/tide/rpc"
+	"github.com/tidestream/tide/tm/netplane"
+)
+
+// registrationReplyTimeout bounds the wait for Registered/Rejected after Register.
+const registrationReplyTimeout = 30 * time.Second
+
+// Run runs a TaskManager until ctx ends (SIGTERM: it unregisters and exits cleanly, nil),
+// the AM disconnects it (nil), the AM rejects it (ErrRejected) or the AM stays
+// unreachable for cfg.ConnectTimeout (ErrAMUnreachable).
+func Run(ctx context.Context, cfg Config) error {
+	if err := cfg.validate(); err != nil {
+		return fmt.Errorf("configure TaskManager %s: %w", cfg.ID, err)
+	}
+	cfg.withDefaults()
+	log := cfg.Logger.With("taskmanager", cfg.ID, "node", cfg.NodeID)
+	plane, err := netplane.Listen(ctx, cfg.DataAddress, netplane.Options{Logger: log})
+	if err != nil {
+		return fmt.Errorf("TaskManager %s: start data plane: %w", cfg.ID, err)
+	}
+	defer plane.Close()
+	log.Info("TaskManager started", "slots", cfg.Slots, "dataAddress", plane.Addr(), "am", cfg.AMAddress, "build", cfg.BuildID)
+	w := &worker{cfg: cfg, log: log, plane: plane}
+	return w.run(ctx)
+}
+
+type worker struct {
+	cfg   Config
+	log   *slog.Logger
+	plane *netplane.Plane
+}
+
+// outcome is how a served session ended.
+type outcome int
+
+const (
+	outcomeLost         outcome = iota // the stream broke: reconnect
+	outcomeDisconnected                // the AM told us to go
+	outcomeStopped                     // ctx ended (SIGTERM)
+)
+
+func (w *worker) run(ctx context.Context) error {
+	deadline := time.Now().Add(w.cfg.ConnectTimeout)
+	backoff := w.cfg.InitialBackoff
+	for attempt := 1; ; attempt++ {
+		conn, err := w.connect(ctx)
+		if err == nil {
+			out, err := w.serve(ctx, conn)
+			switch {
+			case err != nil:
+				return err
+			case out == outcomeDisconnected, out == outcomeStopped:
+				return nil
+			}
+			// Lost the AM: try to get back for another ConnectTimeout.
+			deadline = time.Now().Add(w.cfg.ConnectTimeout)
+			backoff, attempt = w.cfg.InitialBackoff, 0
+			continue
+		}
+		if errors.Is(err, ErrRejected) {
+			w.log.Error("the AM rejected this TaskManager; exiting", "am", w.cfg.AMAddress, "err", err)
+			return err
+		}
+		if ctx.Err() != nil {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("TaskManager %s: %w at %s after %d attempts over %s: %w",
+				w.cfg.ID, ErrAMUnreachable, w.cfg.AMAddress, attempt, w.cfg.ConnectTimeout, err)
+		}
+		w.log.Warn("cannot reach the AM; retrying", "am", w.cfg.AMAddress, "attempt", attempt,
+			"retryIn", backoff, "giveUpIn", time.Until(deadline).Round(time.Second), "err", err)
+		select {
+		case <-time.After(backoff):
+		case <-ctx.Done():
+			return nil
+		}
+		backoff = min(2*backoff, w.cfg.MaxBackoff)
+	}
+}
+
+// connection is a registered stream to the AM.
+type connection struct {
+	cc         *grpc.ClientConn
+	stream     rpc.JobManager_ConnectClient
+	cancel     context.CancelFunc
+	registered *rpc.Registered
+}
+
+func (c *connection) close() {
+	c.cancel()
+	_ = c.cc.Close()
+}
+
+// connect dials the AM, registers and waits for the answer.
+func (w *worker) connect(ctx context.Context) (*connection, error) {
+	cc, err := grpc.NewClient(w.cfg.AMAddress, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		return nil, fmt.Errorf("dial AM %s: %w", w.cfg.AMAddress, err)
+	}
+	// The stream outlives ctx: on SIGTERM the TaskManager still sends Unregister on it.
+	// Until registration is answered, ctx ending aborts the attempt.
+	sctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	stopAbort := context.AfterFunc(ctx, cancel)
+	defer stopAbort()
+	c := &connection{cc: cc, cancel: cancel}
+	stream, err := rpc.NewJobManagerClient(cc).Connect(sctx)
+	if err != nil {
+		c.close()
+		return nil, fmt.Errorf("open stream to AM %s: %w", w.cfg.AMAddress, err)
+	}
+	c.stream = stream
+	err = stream.Send(&rpc.TaskManagerMessage{Kind: &rpc.TaskManagerMessage_Register{Register: &rpc.Register{
+		TaskManagerId: w.cfg.ID, NodeId: w.cfg.NodeID, Slots: int32(w.cfg.Slots),
+		BuildId: w.cfg.BuildID, DataAddress: w.plane.Addr()}}})
+	if err != nil {
+		c.close()
+		return nil, fmt.Errorf("register with AM %s: %w", w.cfg.AMAddress, err)
+	}
+	timer := time.AfterFunc(registrationReplyTimeout, cancel)
+	first, err := stream.Recv()
+	timer.Stop()
+	if err != nil {
+		c.close()
+		return nil, fmt.Errorf("await registration answer from AM %s: %w", w.cfg.AMAddress, err)
+	}
+	switch k := first.GetKind().(type) {
+	case *rpc.JobManagerMessage_Registered:
+		c.registered = k.Registered
+		return c, nil
+	case *rpc.JobManagerMessage_Rejected:
+		c.close()
+		return nil, fmt.Errorf("TaskManager %s: %w: %s", w.cfg.ID, ErrRejected, k.Rejected.GetReason())
+	default:
+		c.close()
+		return nil, fmt.Errorf("AM %s answered Register with %T: expected Registered or Rejected", w.cfg.AMAddress, k)
+	}
+}
