@@ -32,7 +32,7 @@ build:
 # file:// checkpoints; one more TaskManager joins after a while so the job scales up.
 run: build
 	$(TIDE) run --target local --job-classname TopSpeedWindowing --taskmanagers 2 \
-		--add-taskmanager-after 20s $(RUN_ARGS)
+		--add-taskmanager-after 20s $(RUN_ARGS) -- --cars 8
 
 # The second command of the README. Starts the Hadoop mini-cluster when Java and Maven are
 # there (and requires it under CI), runs every test, stops the mini-cluster again.

@@ -85,6 +85,7 @@ func runRun(c *cli.Context) error {
 	cluster.Describe(out)
 	fmt.Fprintf(out, "  settings:  %s\n", strings.Join(dyn, " "))
 	fmt.Fprintln(out, "Press Ctrl-C to stop.")
+	go newProgress(out, cluster.RESTAddress(), cluster.LogDir()).run(ctx)
 	var addTimer <-chan time.Time
 	if d := c.Duration("add-taskmanager-after"); d > 0 {
 		addTimer = time.After(d)

@@ -1,0 +1,148 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"time"
+)
+
+// progress follows a job through its REST API and prints one line whenever what a user
+// cares about changes: the job status, the parallelism of its vertices, the number of
+// TaskManagers. Every few seconds it also shows the newest line a print sink wrote, so
+// `tide run --target local` shows the job working, not only where its logs are.
+type progress struct {
+	out     io.Writer
+	rest    string
+	logDir  string
+	client  *http.Client
+	last    string
+	lastOut string
+}
+
+func newProgress(out io.Writer, restAddr, logDir string) *progress {
+	return &progress{out: out, rest: "http://" + restAddr, logDir: logDir,
+		client: &http.Client{Timeout: 2 * time.Second}}
+}
+
+// run polls until ctx ends.
+func (p *progress) run(ctx context.Context) {
+	tick := time.NewTicker(500 * time.Millisecond)
+	defer tick.Stop()
+	outputEvery := 0
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		if line, ok := p.describe(ctx); ok && line != p.last {
+			p.last = line
+			fmt.Fprintf(p.out, "%s  %s\n", time.Now().Format("15:04:05"), line)
+		}
+		if outputEvery++; outputEvery%10 == 0 {
+			if line := newestSinkLine(p.logDir); line != "" && line != p.lastOut {
+				p.lastOut = line
+				fmt.Fprintf(p.out, "%s    output: %s\n", time.Now().Format("15:04:05"), line)
+			}
+		}
+	}
+}
+
+// describe summarises the job in one line, or reports false while the AM does not answer.
+func (p *progress) describe(ctx context.Context) (string, bool) {
+	var overview struct {
+		Jobs []struct {
+			JID   string `json:"jid"`
+			State string `json:"state"`
+		} `json:"jobs"`
+	}
+	if err := p.get(ctx, "/jobs/overview", &overview); err != nil || len(overview.Jobs) == 0 {
+		return "", false
+	}
+	job := overview.Jobs[0]
+	var details struct {
+		Vertices []struct {
+			Name        string `json:"name"`
+			Parallelism int    `json:"parallelism"`
+		} `json:"vertices"`
+	}
+	if err := p.get(ctx, "/jobs/"+job.JID, &details); err != nil {
+		return "", false
+	}
+	var cluster struct {
+		TaskManagers int `json:"taskmanagers"`
+		SlotsTotal   int `json:"slots-total"`
+	}
+	if err := p.get(ctx, "/overview", &cluster); err != nil {
+		return "", false
+	}
+	parts := make([]string, 0, len(details.Vertices))
+	for _, v := range details.Vertices {
+		parts = append(parts, fmt.Sprintf("%s=%d", v.Name, v.Parallelism))
+	}
+	sort.Strings(parts)
+	return fmt.Sprintf("job %-11s parallelism %s  (%d TaskManagers, %d slots)",
+		job.State, strings.Join(parts, " "), cluster.TaskManagers, cluster.SlotsTotal), true
+}
+
+func (p *progress) get(ctx context.Context, path string, into any) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, p.rest+path, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := p.client.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("GET %s: %s", path, resp.Status)
+	}
+	return json.NewDecoder(resp.Body).Decode(into)
+}
+
+// sinkLine matches what a print sink writes: "<subtask>> <record>".
+var sinkLine = regexp.MustCompile(`^\d+> `)
+
+// newestSinkLine returns the last print-sink line of the most recently written
+// TaskManager log in logDir, or "" when there is none.
+func newestSinkLine(logDir string) string {
+	logs, _ := filepath.Glob(filepath.Join(logDir, "taskmanager-*.log"))
+	var newest string
+	var newestMod time.Time
+	for _, l := range logs {
+		if st, err := os.Stat(l); err == nil && st.ModTime().After(newestMod) {
+			newest, newestMod = l, st.ModTime()
+		}
+	}
+	if newest == "" {
+		return ""
+	}
+	f, err := os.Open(newest)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	// Only the tail matters: read the last 64 KiB.
+	if st, err := f.Stat(); err == nil && st.Size() > 64<<10 {
+		_, _ = f.Seek(st.Size()-64<<10, io.SeekStart)
+	}
+	var last string
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		if sinkLine.MatchString(sc.Text()) {
+			last = sc.Text()
+		}
+	}
+	return last
+}
