@@ -30,7 +30,12 @@ type Runtime struct {
 	// KeyGroupStart..KeyGroupEnd (inclusive) are the key groups this subtask owns.
 	KeyGroupStart, KeyGroupEnd int
 	Attempt                    int64
-	Logger                     *slog.Logger
+	// CheckpointingEnabled says whether checkpoints run. With checkpointing, a subtask whose
+	// input ended keeps taking part in checkpoints and two-phase operators commit their last
+	// transaction when the first checkpoint after the end of input completes; without it they
+	// commit in EndInput.
+	CheckpointingEnabled bool
+	Logger               *slog.Logger
 }
 
 // OwnsKeyGroup reports whether kg is in this subtask's range.
@@ -48,7 +53,11 @@ type Operator interface {
 	Snapshot(checkpointID int64, w StateWriter) error
 	// CheckpointComplete is called when a checkpoint this operator took part in completed.
 	CheckpointComplete(ctx context.Context, checkpointID int64) error
-	// EndInput is called once when every input has ended (bounded input).
+	// EndInput is called once when every input has ended (bounded input). With
+	// checkpointing enabled the subtask then stays alive until a checkpoint taken after this
+	// call completes: Snapshot and CheckpointComplete are still called, so a two-phase
+	// operator pre-commits its last transaction in that Snapshot and commits it in
+	// CheckpointComplete (see Runtime.CheckpointingEnabled).
 	EndInput(ctx context.Context, out Collector) error
 	// Close releases resources; called on every exit path.
 	Close() error

@@ -18,8 +18,11 @@ import (
 // synced (pre-commit) and recorded in the sink's state as pending; when the checkpoint
 // completes the file is renamed to its final, visible name (commit). On restore, pending
 // files of the restored checkpoint are committed again (idempotently) and in-progress
-// leftovers of older attempts are deleted. When the input ends, the last file is committed
-// at once.
+// leftovers of older attempts are deleted. When the input ends the last file stays in
+// progress: the task's final checkpoint (the first one after the end of input) pre-commits
+// it and its completion commits it, so a failure between the end of input and the end of
+// the job cannot commit anything twice. Without checkpointing (Runtime.CheckpointingEnabled
+// false) the last file is committed at once when the input ends.
 //
 // Final files are named part-<sink>-<attempt>-<subtask>-<seq>; readers should ignore names
 // starting with ".".
@@ -206,7 +209,18 @@ func (o *fileSinkOp[T]) CheckpointComplete(_ context.Context, checkpointID int64
 	return nil
 }
 
+// EndInput flushes the current file. With checkpointing it stays in progress until the
+// final checkpoint pre-commits it; without, it is committed now.
 func (o *fileSinkOp[T]) EndInput(ctx context.Context, _ Collector) error {
+	if o.rt.CheckpointingEnabled {
+		if o.cur == nil {
+			return nil
+		}
+		if err := o.curW.Flush(); err != nil {
+			return fmt.Errorf("file sink %s: flushing %s at end of input: %w", o.rt.OperatorID, o.curTmp, err)
+		}
+		return nil
+	}
 	if err := o.preCommit(MaxWatermark); err != nil {
 		return err
 	}

@@ -109,3 +109,58 @@ func TestFileSinkTwoPhase(t *testing.T) {
 		t.Fatalf("final: %v, want %v", got, want)
 	}
 }
+
+// TestFileSinkEndOfInputWaitsForFinalCheckpoint: with checkpointing the last file is not
+// committed at end of input but pre-committed by the next checkpoint and committed when it
+// completes; without checkpointing it is committed at end of input.
+func TestFileSinkEndOfInputWaitsForFinalCheckpoint(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name          string
+		checkpointing bool
+		atEnd         []string // committed right after EndInput
+	}{
+		{"checkpointing", true, nil},
+		{"no checkpointing", false, []string{"a", "b"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			sink := vertexOps(t, fileSinkJob(dir), "n")[1].Operator
+			rt := runtimeFor("sink", 1, 0, 128)
+			rt.CheckpointingEnabled = tc.checkpointing
+			open(t, sink, rt, nil)
+			for _, v := range []string{"a", "b"} {
+				if err := sink.Process(v, 0, nil); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := sink.EndInput(ctx, nil); err != nil {
+				t.Fatal(err)
+			}
+			if got := committed(t, dir); !slices.Equal(got, tc.atEnd) {
+				t.Fatalf("after end of input: %v, want %v", got, tc.atEnd)
+			}
+			if !tc.checkpointing {
+				return
+			}
+			final := snapshotOp(t, sink, rt, 7)
+			if got := committed(t, dir); len(got) != 0 {
+				t.Fatalf("visible before the final checkpoint completed: %v", got)
+			}
+			// A failure now restores from the final checkpoint: its pending file is committed.
+			rt2 := rt
+			rt2.Attempt = 2
+			restored := vertexOps(t, fileSinkJob(dir), "n")[1].Operator
+			open(t, restored, rt2, restoreFor(t, rt2, [][]byte{final}))
+			if err := sink.CheckpointComplete(ctx, 7); err != nil { // the old attempt commits too: idempotent
+				t.Fatal(err)
+			}
+			if got, want := committed(t, dir), []string{"a", "b"}; !slices.Equal(got, want) {
+				t.Fatalf("after the final checkpoint: %v, want %v", got, want)
+			}
+			if err := sink.Close(); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}

@@ -17,9 +17,11 @@ func CheckpointDir(jobID string, id int64) string { return fmt.Sprintf("%s/chk-%
 // StateFileName is the name of one subtask's state file in its checkpoint directory.
 func StateFileName(vertex string, index int) string { return fmt.Sprintf("%s-%d.state", vertex, index) }
 
-// checkpoint snapshots the chain, forwards the barrier, writes the state file and acks.
+// checkpoint snapshots the chain, forwards the barrier, writes the state file and acks. The
+// first checkpoint after the end of input is the subtask's final checkpoint; its state (and
+// that of any later one) is what the subtask acknowledges once it finished.
 func (t *task) checkpoint(ctx context.Context, id, ts int64) error {
-	var w snapshot.Writer
+	w := &snapshot.Writer{}
 	if t.reader != nil {
 		splits, err := t.reader.SnapshotState(id)
 		if err != nil {
@@ -35,18 +37,76 @@ func (t *task) checkpoint(ctx context.Context, id, ts int64) error {
 			return t.decline(id, fmt.Errorf("operator %q snapshot: %w", op.Name, err))
 		}
 	}
-	data := w.Encode(snapshot.Header{
-		Vertex: t.vertex.ID, Subtask: t.index, Parallelism: t.parallelism, MaxParallelism: t.maxP,
-		KeyGroupStart: t.kgStart, KeyGroupEnd: t.kgEnd, Checkpoint: id, Attempt: t.a.id,
-	})
+	data := w.Encode(t.header(id))
+	if t.ended {
+		t.final = w
+		if t.finalCkpt == 0 {
+			t.finalCkpt = id
+			t.log.Info("taking the final checkpoint", "checkpoint", id)
+		}
+	}
 	if err := t.router.barrier(id, ts); err != nil {
 		return err
 	}
+	if !t.claim(id) {
+		return nil
+	}
+	handle, err := t.writeState(ctx, id, data)
+	if err != nil {
+		return t.decline(id, err)
+	}
+	t.e.cfg.Reporter.CheckpointAck(t.a.id, id, t.vertex.ID, t.index, []StateHandle{handle})
+	return nil
+}
+
+func (t *task) header(id int64) snapshot.Header {
+	return snapshot.Header{
+		Vertex: t.vertex.ID, Subtask: t.index, Parallelism: t.parallelism, MaxParallelism: t.maxP,
+		KeyGroupStart: t.kgStart, KeyGroupEnd: t.kgEnd, Checkpoint: id, Attempt: t.a.id, EndedInput: t.ended,
+	}
+}
+
+func (t *task) writeState(ctx context.Context, id int64, data []byte) (StateHandle, error) {
 	name := CheckpointDir(t.e.cfg.JobID, id) + "/" + StateFileName(t.vertex.ID, t.index)
 	if err := storage.WriteFile(ctx, t.e.cfg.Storage, name, data); err != nil {
-		return t.decline(id, fmt.Errorf("writing %s: %w", name, err))
+		return StateHandle{}, fmt.Errorf("writing %s: %w", name, err)
 	}
-	t.ack(id, []StateHandle{{Name: name, Size: int64(len(data))}})
+	return StateHandle{Name: name, Size: int64(len(data))}, nil
+}
+
+// ackFinal acknowledges checkpoint id for a subtask that has finished, with its final state
+// marked as ended (so a restore from id neither reads its splits again nor repeats its
+// end-of-input output). A subtask that finished without a final state (checkpointing
+// disabled) acknowledges with none. Called only after the subtask's goroutine set t.final
+// and closed its mailbox.
+func (t *task) ackFinal(ctx context.Context, id int64) {
+	if !t.isFinished() || !t.claim(id) {
+		return
+	}
+	if t.final == nil {
+		t.e.cfg.Reporter.CheckpointAck(t.a.id, id, t.vertex.ID, t.index, nil)
+		return
+	}
+	h := t.header(id)
+	h.EndedInput = true
+	handle, err := t.writeState(ctx, id, t.final.Encode(h))
+	if err != nil {
+		_ = t.decline(id, fmt.Errorf("final state of a finished subtask: %w", err))
+		return
+	}
+	t.e.cfg.Reporter.CheckpointAck(t.a.id, id, t.vertex.ID, t.index, []StateHandle{handle})
+}
+
+// snapshotRestoredFinal records the restored state of a subtask ended on restore as its
+// final state: it takes no final checkpoint of its own but acknowledges later ones.
+func (t *task) snapshotRestoredFinal() error {
+	w := &snapshot.Writer{}
+	for _, op := range t.chain {
+		if err := op.Operator.Snapshot(t.plan.spec.RestoreFrom, w.Operator(op.ID)); err != nil {
+			return fmt.Errorf("operator %q: snapshot of the restored final state: %w", op.Name, err)
+		}
+	}
+	t.final = w
 	return nil
 }
 
@@ -59,6 +119,9 @@ func (t *task) decline(id int64, err error) error {
 
 // stateSource gives operators their restored state (nil operator readers on a fresh start).
 type stateSource struct{ r *snapshot.Restore }
+
+// ended reports whether every subtask of the vertex had ended its input in the checkpoint.
+func (s stateSource) ended() bool { return s.r != nil && s.r.VertexEnded() }
 
 func (s stateSource) operator(id string) stream.StateReader {
 	if s.r == nil {
@@ -107,7 +170,8 @@ func (t *task) loadRestore(ctx context.Context) (stateSource, error) {
 		}
 		loaded++
 	}
-	t.log.Info("restoring state", "checkpoint", n, "files", loaded, "key_groups", fmt.Sprintf("%d-%d", t.kgStart, t.kgEnd))
+	t.log.Info("restoring state", "checkpoint", n, "files", loaded, "key_groups", fmt.Sprintf("%d-%d", t.kgStart, t.kgEnd),
+		"vertex_ended", r.VertexEnded())
 	return stateSource{r: r}, nil
 }
 

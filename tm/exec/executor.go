@@ -67,6 +67,11 @@ type DeploySpec struct {
 	Vertices    []VertexParallelism
 	Subtasks    []Subtask
 	Locations   []Location
+	// CheckpointingEnabled says the AM triggers checkpoints for this attempt. Then a subtask
+	// whose input ended reports FINISHED only after a checkpoint taken after its end of input
+	// completed (two-phase sinks commit their last files then). Without checkpointing sinks
+	// commit when their input ends and subtasks finish at once.
+	CheckpointingEnabled bool
 }
 
 // Executor runs the subtasks deployed to one TaskManager.
@@ -89,6 +94,28 @@ type attempt struct {
 
 	mu        sync.Mutex
 	triggered int64 // highest checkpoint triggered
+	closing   bool  // Cancel is waiting for the subtasks: start no more goroutines
+}
+
+// highestTriggered returns the highest checkpoint triggered in the attempt so far.
+func (a *attempt) highestTriggered() int64 {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.triggered
+}
+
+// spawn runs fn on a goroutine Cancel waits for; nothing runs once the attempt is closing.
+func (a *attempt) spawn(fn func()) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.closing {
+		return
+	}
+	a.wg.Add(1)
+	go func() {
+		defer a.wg.Done()
+		fn()
+	}()
 }
 
 // ErrClosed is returned by Deploy after Close.
@@ -162,6 +189,9 @@ func (e *Executor) Cancel(ctx context.Context, attemptID int64) {
 		return
 	}
 	e.log.Info("cancelling attempt", "attempt", attemptID)
+	a.mu.Lock()
+	a.closing = true
+	a.mu.Unlock()
 	a.cancel()
 	e.cfg.Plane.ReleaseAttempt(attemptID)
 	done := make(chan struct{})
@@ -176,27 +206,26 @@ func (e *Executor) Cancel(ctx context.Context, attemptID int64) {
 	}
 }
 
-// TriggerCheckpoint makes the attempt's sources here inject barrier checkpointID; subtasks
-// that already finished acknowledge it at once with no state.
+// TriggerCheckpoint makes the attempt's sources here inject barrier checkpointID. Other
+// subtasks take part when the barrier reaches them, except one whose input ended and whose
+// producers all finished (no barrier can reach it): it snapshots on the trigger itself.
+// Subtasks that already finished acknowledge with their final state (the state of their
+// final checkpoint, marked as ended) until the whole attempt finishes.
 func (e *Executor) TriggerCheckpoint(attemptID, checkpointID int64, timestampMillis int64) {
 	a := e.attempt(attemptID)
 	if a == nil {
 		return
 	}
 	a.mu.Lock()
+	if a.closing {
+		a.mu.Unlock()
+		return
+	}
 	a.triggered = max(a.triggered, checkpointID)
 	a.mu.Unlock()
 	for _, t := range a.tasks {
-		if t.vertex.Source == nil {
-			continue
-		}
 		if !t.mail.put(control{kind: ctlTrigger, checkpoint: checkpointID, timestamp: timestampMillis}) {
-			t.ackFinished(checkpointID)
-		}
-	}
-	for _, t := range a.tasks {
-		if t.vertex.Source == nil && t.isFinished() {
-			t.ackFinished(checkpointID)
+			a.spawn(func() { t.ackFinal(a.ctx, checkpointID) })
 		}
 	}
 }

@@ -29,6 +29,12 @@ type fakeAM struct {
 	store storage.Storage
 	tms   []*fakeTM
 	log   *slog.Logger
+	// checkpointing is passed to every deployment (set it before the first deploy when
+	// the test runs checkpoints).
+	checkpointing bool
+	// holdNotifications keeps completed checkpoints from being announced to the executors
+	// (deliverComplete sends them selectively).
+	holdNotifications bool
 
 	mu          sync.Mutex
 	attempt     int64
@@ -152,7 +158,7 @@ func (am *fakeAM) deploy(p int) {
 		}
 		am.enums[sv.Vertex] = e
 	}
-	spec := exec.DeploySpec{Attempt: am.attempt, RestoreFrom: restore}
+	spec := exec.DeploySpec{Attempt: am.attempt, RestoreFrom: restore, CheckpointingEnabled: am.checkpointing}
 	perTM := map[*fakeTM][]exec.Subtask{}
 	for _, v := range am.graph.Vertices {
 		spec.Vertices = append(spec.Vertices, exec.VertexParallelism{Vertex: v.ID, Parallelism: p, MaxParallelism: v.EffectiveMaxParallelism()})
@@ -291,10 +297,20 @@ func (r *reporter) CheckpointAck(attempt, id int64, vertex string, index int, ha
 		e.NotifyCheckpointComplete(id)
 		_ = v
 	}
-	for _, tm := range am.tms {
-		tm.exec.NotifyCheckpointComplete(attempt, id)
+	if !am.holdNotifications {
+		for _, tm := range am.tms {
+			tm.exec.NotifyCheckpointComplete(attempt, id)
+		}
 	}
 	am.notifyLocked()
+}
+
+// deliverComplete announces checkpoint id of the current attempt to one executor only.
+func (am *fakeAM) deliverComplete(tm int, id int64) {
+	am.mu.Lock()
+	attempt := am.attempt
+	am.mu.Unlock()
+	am.tms[tm].exec.NotifyCheckpointComplete(attempt, id)
 }
 
 func (r *reporter) CheckpointDecline(attempt, id int64, vertex string, index int, reason string) {

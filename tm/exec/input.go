@@ -17,7 +17,8 @@ const (
 	evRecord eventKind = iota
 	evWatermark
 	evBarrier
-	evEnd
+	evEndOfData // the producer's input ended; it still forwards barriers until it finishes
+	evEnd       // end of partition: the producer finished, nothing follows
 	evError
 )
 
@@ -84,6 +85,8 @@ func (c *inputChan) read(ctx context.Context, events chan<- event) {
 			ev.kind = evWatermark
 		case tagBarrier:
 			ev.kind, ev.id = evBarrier, m.id
+		case tagEndOfData:
+			ev.kind = evEndOfData
 		}
 		if !send(ev) {
 			return

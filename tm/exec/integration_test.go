@@ -23,6 +23,7 @@ func TestCheckableCountExactlyOnceAcrossRescales(t *testing.T) {
 		t.Fatal(err)
 	}
 	am := newFakeAM(t, job, 2)
+	am.checkpointing = true
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go am.run(ctx, 40*time.Millisecond)

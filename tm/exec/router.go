@@ -82,6 +82,13 @@ func (r *router) barrier(id, ts int64) error {
 	return r.broadcast(r.buf)
 }
 
+// endOfData tells every consumer that this subtask's input ended; outputs stay open for
+// the barriers of the final checkpoint.
+func (r *router) endOfData() error {
+	r.buf = appendEndOfData(r.buf[:0])
+	return r.broadcast(r.buf)
+}
+
 // close ends every output (end of partition for the consumers).
 func (r *router) close(ctx context.Context) error {
 	var errs *multierror.Error

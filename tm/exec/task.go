@@ -13,6 +13,7 @@ import (
 	"github.com/tidestream/tide/core/jobgraph"
 	"github.com/tidestream/tide/stream"
 	"github.com/tidestream/tide/tm/netplane"
+	"github.com/tidestream/tide/tm/snapshot"
 )
 
 // task is one subtask: a vertex's chain at one index.
@@ -42,6 +43,19 @@ type task struct {
 	watermark       int64
 	lastWmEmitNanos int64
 	processed       int64
+	closedInputs    int // inputs whose producer finished (end of partition)
+
+	// End of input (FLIP-147). ended: EndInput ran and end of data went downstream.
+	// endedOnRestore: every subtask of the vertex had ended in the restored checkpoint, so
+	// this one produces nothing and finishes once its inputs closed. finalCkpt: the first
+	// checkpoint snapshotted after the end of input; committed: a checkpoint >= finalCkpt
+	// completed. final is the state acknowledged for checkpoints after the subtask finished
+	// (set before the mailbox closes, read after).
+	ended          bool
+	endedOnRestore bool
+	finalCkpt      int64
+	committed      bool
+	final          *snapshot.Writer
 }
 
 // unrecoverable marks failures no restart can fix (a checkpoint that cannot be restored).
@@ -67,18 +81,29 @@ func (t *task) report(state core.TaskState, err error, unrec bool) {
 
 func (t *task) isFinished() bool { return t.finished.Load() }
 
-// ackFinished acknowledges a checkpoint with no state for a subtask that has finished.
-func (t *task) ackFinished(id int64) { t.ack(id, nil) }
-
-func (t *task) ack(id int64, handles []StateHandle) {
+// claim reserves checkpoint id for acknowledgement; false when it (or a later one) was
+// already acknowledged.
+func (t *task) claim(id int64) bool {
 	t.ackMu.Lock()
+	defer t.ackMu.Unlock()
 	if id <= t.lastAcked {
-		t.ackMu.Unlock()
-		return
+		return false
 	}
 	t.lastAcked = id
-	t.ackMu.Unlock()
-	t.e.cfg.Reporter.CheckpointAck(t.a.id, id, t.vertex.ID, t.index, handles)
+	return true
+}
+
+// acked returns the highest checkpoint acknowledged.
+func (t *task) acked() int64 {
+	t.ackMu.Lock()
+	defer t.ackMu.Unlock()
+	return t.lastAcked
+}
+
+// done reports whether a subtask whose input ended may finish: at once without
+// checkpointing or when finished on restore, otherwise once its final checkpoint completed.
+func (t *task) done() bool {
+	return t.ended && (t.endedOnRestore || !t.plan.spec.CheckpointingEnabled || t.committed)
 }
 
 // run is the subtask's goroutine.
@@ -88,18 +113,18 @@ func (t *task) run() {
 	switch {
 	case err == nil:
 		t.finished.Store(true)
-		t.log.Info("subtask finished", "records_out", t.routerSent(), "records_in", t.processed)
+		t.log.Info("subtask finished", "records_out", t.routerSent(), "records_in", t.processed, "final_checkpoint", t.finalCkpt)
 		t.report(core.TaskFinished, nil, false)
-		t.a.mu.Lock()
-		triggered := t.a.triggered
-		t.a.mu.Unlock()
+		// A checkpoint triggered but not acknowledged (queued, or its barrier never came
+		// because every producer finished first) is acknowledged with the final state.
+		triggered := t.a.highestTriggered()
 		for _, c := range leftover {
 			if c.kind == ctlTrigger {
 				triggered = max(triggered, c.checkpoint)
 			}
 		}
 		if triggered > 0 {
-			t.ackFinished(triggered)
+			t.ackFinal(t.a.ctx, triggered)
 		}
 	case t.a.ctx.Err() != nil:
 		t.log.Info("subtask canceled")
@@ -141,12 +166,18 @@ func (t *task) runSafe() (err error) {
 	if err != nil {
 		return err
 	}
+	t.endedOnRestore = restore.ended()
 	defer t.closeOperators()
 	if err := t.openOperators(ctx, restore); err != nil {
 		return err
 	}
+	if t.endedOnRestore {
+		if err := t.snapshotRestoredFinal(); err != nil {
+			return err
+		}
+	}
 	t.report(core.TaskRunning, nil, false)
-	if t.reader != nil {
+	if t.vertex.Source != nil {
 		err = t.runSource(ctx)
 	} else {
 		err = t.runInputs(ctx)
@@ -157,7 +188,7 @@ func (t *task) runSafe() (err error) {
 		}
 		return err
 	}
-	return t.finish(ctx)
+	return t.router.close(ctx)
 }
 
 func (t *task) openOutputs(ctx context.Context) error {
@@ -218,7 +249,8 @@ func (t *task) openInputs(ctx context.Context, wg *sync.WaitGroup) {
 func (t *task) runtime(opID string) stream.Runtime {
 	return stream.Runtime{
 		JobID: t.e.cfg.JobID, Vertex: t.vertex.ID, OperatorID: opID, Subtask: t.index, Parallelism: t.parallelism,
-		MaxParallelism: t.maxP, KeyGroupStart: t.kgStart, KeyGroupEnd: t.kgEnd, Attempt: t.a.id, Logger: t.log.With("operator", opID),
+		MaxParallelism: t.maxP, KeyGroupStart: t.kgStart, KeyGroupEnd: t.kgEnd, Attempt: t.a.id,
+		CheckpointingEnabled: t.plan.spec.CheckpointingEnabled, Logger: t.log.With("operator", opID),
 	}
 }
 
@@ -240,6 +272,10 @@ func (t *task) openOperators(ctx context.Context, restore stateSource) error {
 		}
 	}
 	if t.vertex.Source == nil {
+		return nil
+	}
+	if t.endedOnRestore {
+		t.log.Info("source ended before the restored checkpoint; reading nothing")
 		return nil
 	}
 	rc := stream.ReaderContext{Subtask: t.index, Parallelism: t.parallelism, RequestSplit: func() {
@@ -303,17 +339,25 @@ func (t *task) advanceWatermark(wm int64) error {
 	return t.router.watermark(wm)
 }
 
-// finish ends the input: final watermark, EndInput through the chain, end of partition.
-func (t *task) finish(ctx context.Context) error {
-	if err := t.advanceWatermark(stream.MaxWatermark); err != nil {
-		return err
-	}
-	for i, op := range t.chain {
-		if err := op.Operator.EndInput(ctx, t.colls[i]); err != nil {
-			return fmt.Errorf("operator %q at end of input: %w", op.Name, err)
+// endInput runs once when the subtask's input ended: final watermark, EndInput through the
+// chain, end of data downstream. The outputs stay open: barriers of the final checkpoint
+// still flow until the subtask finishes. A subtask ended on restore already did all this in
+// an earlier attempt and only forwards end of data.
+func (t *task) endInput(ctx context.Context) error {
+	t.ended = true
+	if !t.endedOnRestore {
+		if err := t.advanceWatermark(stream.MaxWatermark); err != nil {
+			return err
+		}
+		for i, op := range t.chain {
+			if err := op.Operator.EndInput(ctx, t.colls[i]); err != nil {
+				return fmt.Errorf("operator %q at end of input: %w", op.Name, err)
+			}
 		}
 	}
-	return t.router.close(ctx)
+	t.log.Info("input ended", "records_in", t.processed, "ended_on_restore", t.endedOnRestore,
+		"awaiting_final_checkpoint", !t.done())
+	return t.router.endOfData()
 }
 
 // handleControl runs one queued call from the AM.
@@ -330,7 +374,8 @@ func (t *task) handleControl(ctx context.Context, c control) error {
 			t.reader.NotifyNoMoreSplits()
 		}
 	case ctlTrigger:
-		if t.reader != nil {
+		// Sources inject the barrier; so does a subtask that no barrier can reach any more.
+		if (t.vertex.Source != nil || t.inputsClosed()) && c.checkpoint > t.acked() {
 			return t.checkpoint(ctx, c.checkpoint, c.timestamp)
 		}
 	case ctlComplete:
@@ -339,8 +384,17 @@ func (t *task) handleControl(ctx context.Context, c control) error {
 				return fmt.Errorf("operator %q completing checkpoint %d: %w", op.Name, c.checkpoint, err)
 			}
 		}
+		if t.ended && t.finalCkpt > 0 && c.checkpoint >= t.finalCkpt && !t.committed {
+			t.committed = true
+			t.log.Info("final checkpoint completed", "checkpoint", c.checkpoint, "final_checkpoint", t.finalCkpt)
+		}
 	}
 	return nil
+}
+
+// inputsClosed reports whether the subtask consumes inputs and every producer finished.
+func (t *task) inputsClosed() bool {
+	return len(t.inputs) > 0 && t.closedInputs == len(t.inputs)
 }
 
 func (t *task) handleMail(ctx context.Context) error {

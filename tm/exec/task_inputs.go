@@ -7,62 +7,77 @@ import (
 	"github.com/tidestream/tide/stream"
 )
 
-// alignment tracks the barrier being aligned.
-type alignment struct {
-	id        int64 // 0: none
-	ts        int64
-	delivered []bool
-}
-
-// runInputs processes the inputs until every one has ended.
+// runInputs processes the inputs until their data ended (then it ends the input) and keeps
+// serving barriers until every producer finished and the subtask may finish.
 func (t *task) runInputs(ctx context.Context) error {
 	n := len(t.inputs)
 	if n == 0 {
 		return fmt.Errorf("vertex %q has neither a source nor inputs", t.vertex.ID)
 	}
-	ended := make([]bool, n)
+	dataEnded := make([]bool, n)
 	wms := make([]int64, n)
 	for i := range wms {
 		wms[i] = stream.MinWatermark
 	}
-	nEnded := 0
-	al := alignment{delivered: make([]bool, n)}
+	nDataEnded := 0
+	al := newAligner(n)
 
-	checkAligned := func() error {
-		if al.id == 0 {
-			return nil
+	apply := func(step alignStep) error {
+		if step.superseded != 0 {
+			t.log.Warn("barrier overtook the one being aligned; declining the older", "declined", step.superseded)
+			t.e.cfg.Reporter.CheckpointDecline(t.a.id, step.superseded, t.vertex.ID, t.index,
+				fmt.Sprintf("a newer barrier arrived while aligning %d", step.superseded))
 		}
-		for i := range n {
-			if !al.delivered[i] && !ended[i] {
-				return nil
+		if step.aligned != 0 {
+			if err := t.checkpoint(ctx, step.aligned, step.ts); err != nil {
+				return err
 			}
 		}
-		id := al.id
-		if err := t.checkpoint(ctx, id, al.ts); err != nil {
-			return err
-		}
-		al.id = 0
-		for i := range n {
-			if al.delivered[i] {
-				al.delivered[i] = false
-				if !ended[i] {
-					t.inputs[i].resume <- struct{}{}
-				}
-			}
+		for _, i := range step.resume {
+			t.inputs[i].resume <- struct{}{}
 		}
 		return nil
 	}
 	updateWatermark := func() error {
 		low := stream.MaxWatermark
 		for i := range n {
-			if !ended[i] {
+			if !dataEnded[i] {
 				low = min(low, wms[i])
 			}
 		}
 		return t.advanceWatermark(low)
 	}
+	endData := func(i int) error {
+		if dataEnded[i] {
+			return nil
+		}
+		dataEnded[i] = true
+		nDataEnded++
+		if nDataEnded < n {
+			return updateWatermark()
+		}
+		return t.endInput(ctx)
+	}
 
-	for nEnded < n {
+	for t.closedInputs < n || !t.done() {
+		if t.closedInputs == n {
+			// Every producer finished: no barrier can come, so the final checkpoint is taken
+			// on the AM's trigger (a trigger queued before the last input closed included).
+			if tr := t.a.highestTriggered(); tr > t.acked() {
+				if err := t.checkpoint(ctx, tr, 0); err != nil {
+					return err
+				}
+			}
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-t.mail.signal:
+				if err := t.handleMail(ctx); err != nil {
+					return err
+				}
+			}
+			continue
+		}
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
@@ -78,43 +93,26 @@ func (t *task) runInputs(ctx context.Context) error {
 					return err
 				}
 			case evWatermark:
-				if ev.ts > wms[ev.input] {
+				if ev.ts > wms[ev.input] && !dataEnded[ev.input] {
 					wms[ev.input] = ev.ts
 					if err := updateWatermark(); err != nil {
 						return err
 					}
 				}
 			case evBarrier:
-				switch {
-				case al.id == 0 || ev.id > al.id:
-					if al.id != 0 {
-						t.log.Warn("barrier overtook the one being aligned; declining the older", "aligning", al.id, "barrier", ev.id)
-						t.e.cfg.Reporter.CheckpointDecline(t.a.id, al.id, t.vertex.ID, t.index, fmt.Sprintf("barrier %d arrived while aligning %d", ev.id, al.id))
-						for i := range n {
-							if al.delivered[i] {
-								al.delivered[i] = false
-								t.inputs[i].resume <- struct{}{}
-							}
-						}
-					}
-					al.id, al.ts = ev.id, ev.ts
-					al.delivered[ev.input] = true
-				case ev.id == al.id:
-					al.delivered[ev.input] = true
-				default: // an older barrier than the one aligning: already superseded
-					t.inputs[ev.input].resume <- struct{}{}
-					continue
+				if err := apply(al.barrier(ev.input, ev.id, ev.ts)); err != nil {
+					return err
 				}
-				if err := checkAligned(); err != nil {
+			case evEndOfData:
+				if err := endData(ev.input); err != nil {
 					return err
 				}
 			case evEnd:
-				ended[ev.input] = true
-				nEnded++
-				if err := checkAligned(); err != nil {
+				t.closedInputs++
+				if err := endData(ev.input); err != nil {
 					return err
 				}
-				if err := updateWatermark(); err != nil {
+				if err := apply(al.close(ev.input)); err != nil {
 					return err
 				}
 			case evError:
@@ -122,5 +120,5 @@ func (t *task) runInputs(ctx context.Context) error {
 			}
 		}
 	}
-	return t.handleMail(ctx)
+	return nil
 }

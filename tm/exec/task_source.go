@@ -25,8 +25,31 @@ func (s sourceCollector) Collect(v any, ts int64) error {
 	return s.t.head.Collect(v, ts)
 }
 
-// runSource polls the reader until the input ends, serving the mailbox between polls.
+// runSource polls the reader until the input ends, serving the mailbox between polls, then
+// ends the input and keeps serving checkpoints until the subtask may finish.
 func (t *task) runSource(ctx context.Context) error {
+	if !t.endedOnRestore {
+		if err := t.pollUntilEnd(ctx); err != nil {
+			return err
+		}
+	}
+	if err := t.endInput(ctx); err != nil {
+		return err
+	}
+	for !t.done() {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-t.mail.signal:
+			if err := t.handleMail(ctx); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func (t *task) pollUntilEnd(ctx context.Context) error {
 	out := sourceCollector{t: t}
 	timer := time.NewTimer(idleWait)
 	defer timer.Stop()

@@ -11,8 +11,9 @@ const (
 	tagRecordTs   byte = 1 // record with timestamp: varint ts, payload
 	tagWatermark  byte = 2 // varint watermark
 	tagBarrier    byte = 3 // varint checkpoint id, varint timestamp
+	tagEndOfData  byte = 4 // no payload: the producer's input ended; barriers may still follow
 	noTimestamp        = int64(-1 << 63)
-	maxMessageTag      = tagBarrier
+	maxMessageTag      = tagEndOfData
 )
 
 func appendRecordHeader(dst []byte, ts int64) []byte {
@@ -31,6 +32,8 @@ func appendBarrier(dst []byte, id, ts int64) []byte {
 	dst = binary.AppendVarint(append(dst, tagBarrier), id)
 	return binary.AppendVarint(dst, ts)
 }
+
+func appendEndOfData(dst []byte) []byte { return append(dst, tagEndOfData) }
 
 // message is one decoded in-band message (record payload not yet decoded).
 type message struct {
@@ -71,6 +74,10 @@ func parseMessage(b []byte) (message, error) {
 			return m, fmt.Errorf("barrier %d: bad timestamp", id)
 		}
 		m.id, m.ts = id, ts
+	case tagEndOfData:
+		if len(rest) != 0 {
+			return m, fmt.Errorf("end of data: %d unexpected payload bytes", len(rest))
+		}
 	default:
 		return m, fmt.Errorf("unknown message tag %d (this build knows 0..%d)", m.tag, maxMessageTag)
 	}

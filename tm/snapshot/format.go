@@ -13,8 +13,12 @@ import (
 // Magic starts every state file.
 const Magic = "TIDESNAP"
 
-// Version is the format version written.
-const Version = 1
+// Version is the format version written. Version 2 added the header flags (EndedInput);
+// version 1 files are still read.
+const Version = 2
+
+// flagEndedInput marks a file written by a subtask whose input had ended.
+const flagEndedInput = 1
 
 // ErrCorrupt is wrapped by every parse error.
 var ErrCorrupt = errors.New("corrupt state file")
@@ -29,7 +33,10 @@ type Header struct {
 	KeyGroupEnd    int
 	Checkpoint     int64
 	Attempt        int64
-	Operators      []OperatorIndex
+	// EndedInput says the subtask's input had ended (EndInput had run) when it wrote the
+	// file: it was waiting for its final checkpoint or had finished.
+	EndedInput bool
+	Operators  []OperatorIndex
 }
 
 // OperatorIndex locates one operator's state in the data section.
@@ -164,6 +171,11 @@ func appendHeader(b []byte, h Header) []byte {
 	}
 	b = binary.AppendVarint(b, h.Checkpoint)
 	b = binary.AppendVarint(b, h.Attempt)
+	var flags uint64
+	if h.EndedInput {
+		flags |= flagEndedInput
+	}
+	b = binary.AppendUvarint(b, flags)
 	b = binary.AppendUvarint(b, uint64(len(h.Operators)))
 	for _, o := range h.Operators {
 		b = stream.AppendString(b, o.ID)
@@ -188,8 +200,8 @@ func appendHeader(b []byte, h Header) []byte {
 	return b
 }
 
-// parseHeader decodes a header; dataLen bounds every block (-1: unknown).
-func parseHeader(b []byte) (Header, error) {
+// parseHeader decodes a header of the given format version.
+func parseHeader(b []byte, version byte) (Header, error) {
 	d := stream.NewDecoder(b)
 	var h Header
 	h.Vertex = d.String()
@@ -199,6 +211,13 @@ func parseHeader(b []byte) (Header, error) {
 	}
 	h.Checkpoint = d.Varint()
 	h.Attempt = d.Varint()
+	if version >= 2 {
+		flags := d.Uvarint()
+		if flags&^flagEndedInput != 0 {
+			return h, fmt.Errorf("%w: vertex %q subtask %d: unknown header flags %#x", ErrCorrupt, h.Vertex, h.Subtask, flags)
+		}
+		h.EndedInput = flags&flagEndedInput != 0
+	}
 	count := func() int {
 		n := d.Uvarint()
 		if n > uint64(d.Remaining()) {

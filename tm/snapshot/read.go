@@ -32,8 +32,9 @@ func Read(r io.Reader, want func(kg int) bool) (*File, error) {
 	if string(pre[:len(Magic)]) != Magic {
 		return nil, fmt.Errorf("%w: magic %q, want %q", ErrCorrupt, pre[:len(Magic)], Magic)
 	}
-	if pre[len(Magic)] != Version {
-		return nil, fmt.Errorf("%w: version %d, this build reads %d", ErrCorrupt, pre[len(Magic)], Version)
+	version := pre[len(Magic)]
+	if version < 1 || version > Version {
+		return nil, fmt.Errorf("%w: version %d, this build reads 1..%d", ErrCorrupt, version, Version)
 	}
 	br := &byteReader{r: r}
 	hlen, err := binary.ReadUvarint(br)
@@ -47,7 +48,7 @@ func Read(r io.Reader, want func(kg int) bool) (*File, error) {
 	if _, err := io.ReadFull(r, hb); err != nil {
 		return nil, fmt.Errorf("%w: reading %d header bytes: %w", ErrCorrupt, hlen, err)
 	}
-	h, err := parseHeader(hb)
+	h, err := parseHeader(hb, version)
 	if err != nil {
 		return nil, err
 	}

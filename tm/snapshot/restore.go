@@ -13,6 +13,10 @@ type Restore struct {
 	subtask, parallelism int
 	kgStart, kgEnd       int
 	ops                  map[string]*opRestore
+	files                int
+	oldParallelism       int          // parallelism the files were written at (0: none added)
+	ended                map[int]bool // old subtasks whose file says EndedInput
+	mixed                bool         // files of different parallelisms were added
 }
 
 type opRestore struct {
@@ -40,6 +44,19 @@ func (r *Restore) Wants(kg int) bool { return kg >= r.kgStart && kg <= r.kgEnd }
 
 // Add merges one file of the vertex.
 func (r *Restore) Add(f *File) error {
+	r.files++
+	switch {
+	case r.oldParallelism == 0:
+		r.oldParallelism = f.Header.Parallelism
+	case r.oldParallelism != f.Header.Parallelism:
+		r.mixed = true
+	}
+	if f.Header.EndedInput {
+		if r.ended == nil {
+			r.ended = map[int]bool{}
+		}
+		r.ended[f.Header.Subtask] = true
+	}
 	for _, o := range f.Header.Operators {
 		or := r.ops[o.ID]
 		if or == nil {
@@ -81,6 +98,15 @@ func (r *Restore) Add(f *File) error {
 		}
 	}
 	return nil
+}
+
+// VertexEnded reports whether every subtask of the vertex had ended its input when the
+// checkpoint was taken: the files added cover all subtasks of the parallelism they were
+// written at and each carries the EndedInput flag. A vertex whose subtasks only partly
+// ended restores normally (the ended ones wrote empty source splits, so nothing is read
+// twice).
+func (r *Restore) VertexEnded() bool {
+	return r.oldParallelism > 0 && !r.mixed && r.files == r.oldParallelism && len(r.ended) == r.oldParallelism
 }
 
 // Operator returns the operator's state reader; an operator without saved state gets an

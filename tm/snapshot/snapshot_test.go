@@ -182,3 +182,71 @@ func writeSubtaskBytes(keys, p, index int) []byte {
 	w.Operator("src").List("splits", stream.RoundRobin, stream.ListItem{ID: "s", Data: []byte{1, 2}})
 	return w.Encode(snapshot.Header{Vertex: "v", Subtask: index, Parallelism: p, MaxParallelism: maxP, KeyGroupStart: start, KeyGroupEnd: end})
 }
+
+func TestVertexEnded(t *testing.T) {
+	file := func(p, index int, ended bool) *snapshot.File {
+		start, end := jobgraph.KeyGroupRange(maxP, p, index)
+		var w snapshot.Writer
+		w.Operator("op").List("splits", stream.RoundRobin, stream.ListItem{ID: fmt.Sprint(index)})
+		f, err := snapshot.Parse(w.Encode(snapshot.Header{Vertex: "v", Subtask: index, Parallelism: p, MaxParallelism: maxP,
+			KeyGroupStart: start, KeyGroupEnd: end, Checkpoint: 3, EndedInput: ended}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if f.Header.EndedInput != ended {
+			t.Fatalf("EndedInput %v after a round trip, want %v", f.Header.EndedInput, ended)
+		}
+		return f
+	}
+	tests := []struct {
+		name  string
+		files []*snapshot.File
+		want  bool
+	}{
+		{"no files", nil, false},
+		{"every subtask ended", []*snapshot.File{file(2, 0, true), file(2, 1, true)}, true},
+		{"one subtask still running", []*snapshot.File{file(2, 0, true), file(2, 1, false)}, false},
+		{"a subtask's file is missing", []*snapshot.File{file(3, 0, true), file(3, 2, true)}, false},
+		{"files of two parallelisms", []*snapshot.File{file(2, 0, true), file(1, 0, true)}, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r := snapshot.NewRestore(0, 3, 0, maxP-1)
+			for _, f := range tc.files {
+				if err := r.Add(f); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if got := r.VertexEnded(); got != tc.want {
+				t.Fatalf("VertexEnded() = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestReadsVersion1Files: files written before the header flags existed still parse.
+func TestReadsVersion1Files(t *testing.T) {
+	// Version 1 layout: the version 2 file minus the flags byte after the attempt.
+	var w snapshot.Writer
+	w.Operator("src").List("splits", stream.RoundRobin, stream.ListItem{ID: "s", Data: []byte{7}})
+	v2 := w.Encode(snapshot.Header{Vertex: "v", Parallelism: 1, MaxParallelism: maxP, KeyGroupEnd: maxP - 1, Checkpoint: 2, Attempt: 1})
+	// magic | version | header length (1 byte here) | header
+	hlen := int(v2[len(snapshot.Magic)+1])
+	header := v2[len(snapshot.Magic)+2 : len(snapshot.Magic)+2+hlen]
+	// header: vertex "v" (2 bytes), 5 uvarints, checkpoint, attempt (1 byte each here), flags
+	flagsAt := 2 + 5 + 1 + 1
+	if header[flagsAt] != 0 {
+		t.Fatalf("unexpected flags byte %d", header[flagsAt])
+	}
+	v1 := append([]byte(snapshot.Magic), 1, byte(hlen-1))
+	v1 = append(v1, header[:flagsAt]...)
+	v1 = append(v1, header[flagsAt+1:]...)
+	v1 = append(v1, v2[len(snapshot.Magic)+2+hlen:]...)
+	f, err := snapshot.Parse(v1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.Header.EndedInput || f.Header.Checkpoint != 2 || len(f.Header.Operators) != 1 {
+		t.Fatalf("version 1 header parsed as %+v", f.Header)
+	}
+}
