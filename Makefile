@@ -61,7 +61,11 @@ deps-rule:
 bench:
 	@./.ci/bench.sh
 
+# protoc comes from Debian's protobuf-compiler; the Go generators are pinned here.
 generate:
+	@command -v protoc >/dev/null || { echo "make generate needs protoc: apt-get install -y protobuf-compiler" >&2; exit 1; }
+	GOFLAGS= $(GO) install google.golang.org/protobuf/cmd/protoc-gen-go@v1.36.12
+	GOFLAGS= $(GO) install google.golang.org/grpc/cmd/protoc-gen-go-grpc@v1.5.1
 	./rpc/generate.sh
 	./yarn/generate.sh
 

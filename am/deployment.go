@@ -110,6 +110,8 @@ func (a *AM) deploy(e core.Deploy) {
 			Vertices:    vertices,
 			Subtasks:    subs,
 			Locations:   locations,
+			// A bounded job waits for a final checkpoint only if one will come.
+			CheckpointingEnabled: a.ckpt.store != nil && a.ckpt.interval > 0,
 		}}})
 	}
 }

@@ -1203,9 +1203,12 @@ type DeployTasks struct {
 	// subtasks are the ones to run on the receiving TaskManager.
 	Subtasks []*Subtask `protobuf:"bytes,4,rep,name=subtasks,proto3" json:"subtasks,omitempty"`
 	// locations name every subtask of the attempt, wherever it runs.
-	Locations     []*Location `protobuf:"bytes,5,rep,name=locations,proto3" json:"locations,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Locations []*Location `protobuf:"bytes,5,rep,name=locations,proto3" json:"locations,omitempty"`
+	// checkpointing_enabled tells bounded subtasks to wait for a final checkpoint after end
+	// of input before they finish (exactly-once sinks commit on it); false: finish at once.
+	CheckpointingEnabled bool `protobuf:"varint,6,opt,name=checkpointing_enabled,json=checkpointingEnabled,proto3" json:"checkpointing_enabled,omitempty"`
+	unknownFields        protoimpl.UnknownFields
+	sizeCache            protoimpl.SizeCache
 }
 
 func (x *DeployTasks) Reset() {
@@ -1271,6 +1274,13 @@ func (x *DeployTasks) GetLocations() []*Location {
 		return x.Locations
 	}
 	return nil
+}
+
+func (x *DeployTasks) GetCheckpointingEnabled() bool {
+	if x != nil {
+		return x.CheckpointingEnabled
+	}
+	return false
 }
 
 type CancelTasks struct {
@@ -1702,13 +1712,14 @@ const file_tide_proto_rawDesc = "" +
 	"\x06vertex\x18\x01 \x01(\tR\x06vertex\x12\x14\n" +
 	"\x05index\x18\x02 \x01(\x05R\x05index\x12&\n" +
 	"\x0ftask_manager_id\x18\x03 \x01(\tR\rtaskManagerId\x12!\n" +
-	"\fdata_address\x18\x04 \x01(\tR\vdataAddress\"\xed\x01\n" +
+	"\fdata_address\x18\x04 \x01(\tR\vdataAddress\"\xa2\x02\n" +
 	"\vDeployTasks\x12\x18\n" +
 	"\aattempt\x18\x01 \x01(\x03R\aattempt\x12!\n" +
 	"\frestore_from\x18\x02 \x01(\x03R\vrestoreFrom\x12:\n" +
 	"\bvertices\x18\x03 \x03(\v2\x1e.tide.rpc.v1.VertexParallelismR\bvertices\x120\n" +
 	"\bsubtasks\x18\x04 \x03(\v2\x14.tide.rpc.v1.SubtaskR\bsubtasks\x123\n" +
-	"\tlocations\x18\x05 \x03(\v2\x15.tide.rpc.v1.LocationR\tlocations\"?\n" +
+	"\tlocations\x18\x05 \x03(\v2\x15.tide.rpc.v1.LocationR\tlocations\x123\n" +
+	"\x15checkpointing_enabled\x18\x06 \x01(\bR\x14checkpointingEnabled\"?\n" +
 	"\vCancelTasks\x12\x18\n" +
 	"\aattempt\x18\x01 \x01(\x03R\aattempt\x12\x16\n" +
 	"\x06reason\x18\x02 \x01(\tR\x06reason\"}\n" +

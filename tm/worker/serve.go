@@ -135,7 +135,8 @@ func (w *worker) dispatch(ctx context.Context, ex *exec.Executor, m *rpc.JobMana
 }
 
 func deploySpec(d *rpc.DeployTasks) exec.DeploySpec {
-	spec := exec.DeploySpec{Attempt: d.GetAttempt(), RestoreFrom: d.GetRestoreFrom()}
+	spec := exec.DeploySpec{Attempt: d.GetAttempt(), RestoreFrom: d.GetRestoreFrom(),
+		CheckpointingEnabled: d.GetCheckpointingEnabled()}
 	for _, v := range d.GetVertices() {
 		spec.Vertices = append(spec.Vertices, exec.VertexParallelism{Vertex: v.GetVertex(),
 			Parallelism: int(v.GetParallelism()), MaxParallelism: int(v.GetMaxParallelism())})
