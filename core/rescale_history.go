@@ -1,7 +1,9 @@
 package core
 
 import (
+	"fmt"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -56,6 +58,18 @@ type Rescale struct {
 
 // Duration is how long the rescale took.
 func (r Rescale) Duration() time.Duration { return r.End.Sub(r.Start) }
+
+// ParallelismChange describes the per-vertex change, e.g. "src 2->3 sink 2->3".
+func (r Rescale) ParallelismChange() string {
+	var b strings.Builder
+	for i, v := range r.Vertices {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		fmt.Fprintf(&b, "%s %d->%d", v.Vertex, v.Before, v.After)
+	}
+	return b.String()
+}
 
 // rescaleHistory keeps the rescale in progress and the last finished ones.
 type rescaleHistory struct {

@@ -106,7 +106,7 @@ func New(cfg Config) (*Scheduler, error) {
 	s := &Scheduler{
 		opts:             cfg.Options,
 		graph:            cfg.Graph,
-		log:              log.With("job", cfg.Graph.Name),
+		log:              log, // the caller's logger names the job
 		seed:             cfg.Seed,
 		blocked:          blocklist.NewTracker(),
 		restart:          strategy,

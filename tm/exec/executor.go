@@ -127,7 +127,7 @@ func NewExecutor(cfg Config) *Executor {
 	if log == nil {
 		log = slog.Default()
 	}
-	log = log.With("taskmanager", cfg.TaskManagerID, "job", cfg.JobID)
+	// The caller's logger already names the TaskManager and the job.
 	return &Executor{cfg: cfg, log: log, attempts: map[int64]*attempt{}}
 }
 
