@@ -59,7 +59,9 @@ func (a *AM) apply(eff core.Effect) {
 		a.view.setBlocked(e.Blocked)
 		a.log.Info("blocklist changed", "blocked", len(nodes))
 	case core.RescaleRecorded:
-		a.log.Info("rescale recorded", "rescale", fmt.Sprintf("%+v", e.Rescale))
+		r := e.Rescale
+		a.log.Info("rescale recorded", "rescale", r.ID, "trigger", r.Trigger, "outcome", r.Outcome,
+			"parallelism", r.ParallelismChange(), "took", r.Duration(), "attempt", r.Attempt, "cause", r.Cause)
 		a.view.addRescale(e.Rescale)
 	default:
 		a.log.Error("unknown effect from the core", "type", fmt.Sprintf("%T", eff))
