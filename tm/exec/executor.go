@@ -141,13 +141,33 @@ func (e *Executor) Deploy(ctx context.Context, spec DeploySpec) error {
 	if err != nil {
 		return fmt.Errorf("deploying attempt %d on taskmanager %s: %w", spec.Attempt, e.cfg.TaskManagerID, err)
 	}
+	a, err := e.register(ctx, plan, spec)
+	if err != nil {
+		return err
+	}
+	e.log.Info("deploying attempt", "attempt", spec.Attempt, "subtasks", len(a.tasks), "restore_from", spec.RestoreFrom)
+	// The Reporter is called without e.mu held: it may call back into the executor (a
+	// reader's split request can be answered at once).
+	for _, t := range a.tasks {
+		e.cfg.Reporter.TaskState(a.id, t.vertex.ID, t.index, string(core.TaskDeploying), nil, false)
+		go func() {
+			defer a.wg.Done()
+			t.run()
+		}()
+	}
+	return nil
+}
+
+// register creates the attempt and its tasks and makes them known to the executor; the
+// wait group already counts the tasks, so a Cancel that comes before they start waits for them.
+func (e *Executor) register(ctx context.Context, plan *plan, spec DeploySpec) (*attempt, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.closed {
-		return ErrClosed
+		return nil, ErrClosed
 	}
 	if _, dup := e.attempts[spec.Attempt]; dup {
-		return fmt.Errorf("deploying attempt %d on taskmanager %s: already deployed", spec.Attempt, e.cfg.TaskManagerID)
+		return nil, fmt.Errorf("deploying attempt %d on taskmanager %s: already deployed", spec.Attempt, e.cfg.TaskManagerID)
 	}
 	actx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	a := &attempt{id: spec.Attempt, ctx: actx, cancel: cancel}
@@ -155,21 +175,13 @@ func (e *Executor) Deploy(ctx context.Context, spec DeploySpec) error {
 		t, err := newTask(e, a, plan, st)
 		if err != nil {
 			cancel()
-			return fmt.Errorf("deploying attempt %d on taskmanager %s: %w", spec.Attempt, e.cfg.TaskManagerID, err)
+			return nil, fmt.Errorf("deploying attempt %d on taskmanager %s: %w", spec.Attempt, e.cfg.TaskManagerID, err)
 		}
 		a.tasks = append(a.tasks, t)
 	}
+	a.wg.Add(len(a.tasks))
 	e.attempts[spec.Attempt] = a
-	e.log.Info("deploying attempt", "attempt", spec.Attempt, "subtasks", len(a.tasks), "restore_from", spec.RestoreFrom)
-	for _, t := range a.tasks {
-		e.cfg.Reporter.TaskState(a.id, t.vertex.ID, t.index, string(core.TaskDeploying), nil, false)
-		a.wg.Add(1)
-		go func() {
-			defer a.wg.Done()
-			t.run()
-		}()
-	}
-	return nil
+	return a, nil
 }
 
 func (e *Executor) attempt(id int64) *attempt {
