@@ -42,9 +42,15 @@ type AM struct {
 
 	blocked blockedSet
 	view    *view
+	reload  *reloader // nil: live reload off
 
 	grpc *grpc.Server
 	rest *http.Server
+
+	// api is the REST API's own state (auth, triggers, configuration in force); metrics
+	// are exported on GET /metrics.
+	api     *restState
+	metrics *metrics
 }
 
 // New builds an AM; Run starts it.
@@ -68,10 +74,17 @@ func New(cfg Config) (*AM, error) {
 		view:     newView(cfg.JobID, cfg.JobName, cfg.Clock.Now()),
 	}
 	a.blocked.nodes = map[core.NodeID]bool{}
+	if a.api, err = newRESTState(cfg); err != nil {
+		return nil, fmt.Errorf("configure REST API of job %q: %w", cfg.JobName, err)
+	}
+	a.metrics = newMetrics(cfg.JobID, cfg.JobName)
 	if a.ckpt, err = newCheckpointCoordinator(a, cfg); err != nil {
 		return nil, fmt.Errorf("configure checkpoints of job %q: %w", cfg.JobName, err)
 	}
 	a.src = newSourceCoordinator(cfg.Job, log)
+	if a.reload, err = newReloader(a, cfg.Watch); err != nil {
+		return nil, err
+	}
 	latest, err := a.ckpt.recover(context.Background())
 	if err != nil {
 		return nil, err
@@ -131,6 +144,11 @@ func (a *AM) Run(ctx context.Context) (Result, error) {
 			}
 		}()
 	}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		a.sampleMetrics()
+	}()
 	a.log.Info("AM started", "rpc", a.RPCAddr(), "rest", a.RESTAddr(), "driver", a.driver.Name())
 
 	recovered, err := a.driver.Start(ctx, a.driverEvents(), a.blocked.contains)
@@ -139,6 +157,12 @@ func (a *AM) Run(ctx context.Context) (Result, error) {
 	}
 	if len(recovered) > 0 {
 		a.log.Info("driver recovered workers of a previous attempt; waiting for them to register", "workers", len(recovered))
+	}
+	if a.reload != nil {
+		watchCtx, stopWatch := context.WithCancel(ctx)
+		defer stopWatch()
+		wg.Add(1)
+		go func() { defer wg.Done(); a.reload.run(watchCtx, a) }()
 	}
 	res := a.loop(ctx)
 	a.shutdown(res)

@@ -33,6 +33,9 @@ type Config struct {
 	CheckpointTimeout  time.Duration
 	NumRetained        int
 
+	// Watch turns on live reload of flink-conf.yaml (see reload.go); zero: off.
+	Watch ConfigWatch
+
 	// Driver is the resource manager driver; nil means standalone.
 	Driver            drivers.Driver
 	HeartbeatInterval time.Duration
@@ -43,6 +46,11 @@ type Config struct {
 	// RPCListener serves TaskManagers (gRPC); RESTListener serves the REST API (nil: none).
 	RPCListener  net.Listener
 	RESTListener net.Listener
+	// RESTAuthToken (rest.auth.token) or the first line of RESTAuthTokenFile
+	// (rest.auth.token-file) is the bearer token mutating REST calls must carry; one is
+	// required when RESTListener is not on a loopback address.
+	RESTAuthToken     string
+	RESTAuthTokenFile string
 }
 
 func (c *Config) validate() error {

@@ -1,6 +1,8 @@
 package am
 
 import (
+	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 
@@ -47,33 +49,107 @@ func (a *AM) getJobsOverview(w http.ResponseWriter, _ *http.Request) {
 }
 
 type jobVertex struct {
-	ID             string `json:"id"`
-	Name           string `json:"name"`
-	Parallelism    int    `json:"parallelism"`
-	MaxParallelism int    `json:"maxParallelism"`
+	ID             string         `json:"id"`
+	Name           string         `json:"name"`
+	Parallelism    int            `json:"parallelism"`
+	MaxParallelism int            `json:"maxParallelism"`
+	Status         string         `json:"status"`
+	SlotSharing    string         `json:"slotSharingGroupId"`
+	Tasks          map[string]int `json:"tasks"`
 }
 
 type jobDetails struct {
 	jobOverview
-	Now         int64            `json:"now"`
-	Timestamps  map[string]int64 `json:"timestamps"`
-	Vertices    []jobVertex      `json:"vertices"`
-	RestoreFrom int64            `json:"restoredCheckpoint"`
-	DeployedAt  int64            `json:"deployed-at"`
+	IsStoppable    bool             `json:"isStoppable"`
+	JobType        string           `json:"job-type"`
+	MaxParallelism int              `json:"maxParallelism"`
+	Now            int64            `json:"now"`
+	Timestamps     map[string]int64 `json:"timestamps"`
+	Vertices       []jobVertex      `json:"vertices"`
+	StatusCounts   map[string]int   `json:"status-counts"`
+	RestoreFrom    int64            `json:"restoredCheckpoint"`
+	DeployedAt     int64            `json:"deployed-at"`
+}
+
+// taskStates are the subtask states every tasks map lists (Flink's ExecutionState subset).
+var taskStates = []core.TaskState{core.TaskDeploying, core.TaskInitializing, core.TaskRunning,
+	core.TaskFinished, core.TaskCanceled, core.TaskFailed}
+
+// vertexState is what the loop knows of one vertex.
+type vertexState struct {
+	parallelism, maxParallelism int
+	tasks                       map[string]int
+}
+
+// vertexStates reads each vertex's parallelism and subtask states (loop goroutine).
+func (a *AM) vertexStates() map[core.VertexID]vertexState {
+	par, maxP := a.sched.Parallelism(), a.sched.MaxParallelism()
+	out := make(map[core.VertexID]vertexState, len(maxP))
+	for v, m := range maxP {
+		vs := vertexState{parallelism: par[v], maxParallelism: m, tasks: map[string]int{}}
+		for _, st := range taskStates {
+			vs.tasks[string(st)] = 0
+		}
+		out[v] = vs
+	}
+	if d := a.deployment; d != nil && d.attempt == a.sched.Attempt() {
+		for sub, st := range d.states {
+			if vs, ok := out[sub.Vertex]; ok {
+				vs.tasks[string(st)]++
+			}
+		}
+	}
+	return out
+}
+
+// vertexStatus aggregates subtask states as Flink does: any failed, else any running…
+func vertexStatus(tasks map[string]int, parallelism int) string {
+	for _, st := range []core.TaskState{core.TaskFailed, core.TaskCanceled, core.TaskRunning, core.TaskInitializing, core.TaskDeploying} {
+		if tasks[string(st)] > 0 {
+			return string(st)
+		}
+	}
+	if parallelism > 0 && tasks[string(core.TaskFinished)] == parallelism {
+		return string(core.TaskFinished)
+	}
+	return "CREATED"
 }
 
 // getJob serves GET /jobs/:jobid.
-func (a *AM) getJob(w http.ResponseWriter, _ *http.Request) {
+func (a *AM) getJob(w http.ResponseWriter, r *http.Request) {
+	graph, err := a.jobGraph()
+	if err != nil {
+		writeError(w, http.StatusInternalServerError, fmt.Sprintf("job graph of %s: %v", a.cfg.JobName, err))
+		return
+	}
+	var states map[core.VertexID]vertexState
+	if err := a.inspect(r.Context(), func() { states = a.vertexStates() }); err != nil {
+		writeError(w, http.StatusServiceUnavailable, err.Error())
+		return
+	}
 	s := a.view.snapshot()
-	d := jobDetails{jobOverview: a.jobOverview(s), Now: a.clock.Now().UnixMilli(), Timestamps: map[string]int64{},
+	d := jobDetails{jobOverview: a.jobOverview(s), IsStoppable: s.Status == core.StatusRunning, JobType: string(graph.Type),
+		Now: a.clock.Now().UnixMilli(), Timestamps: map[string]int64{}, StatusCounts: map[string]int{},
 		RestoreFrom: int64(s.RestoreFrom), DeployedAt: millis(s.DeployedAt), Vertices: []jobVertex{}}
 	for st, t := range s.Timestamps {
 		d.Timestamps[string(st)] = t.UnixMilli()
 	}
-	for _, v := range s.Vertices {
-		d.Vertices = append(d.Vertices, jobVertex{ID: string(v.Vertex), Name: string(v.Vertex), Parallelism: v.Parallelism, MaxParallelism: v.MaxParallelism})
+	for _, gv := range graph.Vertices {
+		vs := states[core.VertexID(gv.ID)]
+		status := vertexStatus(vs.tasks, vs.parallelism)
+		d.Vertices = append(d.Vertices, jobVertex{ID: gv.ID, Name: displayName(gv.Name, gv.ID), Parallelism: vs.parallelism,
+			MaxParallelism: vs.maxParallelism, Status: status, SlotSharing: gv.Group(), Tasks: vs.tasks})
+		d.StatusCounts[status]++
+		d.MaxParallelism = max(d.MaxParallelism, vs.maxParallelism)
 	}
 	writeJSON(w, http.StatusOK, d)
+}
+
+func displayName(name, id string) string {
+	if name == "" {
+		return id
+	}
+	return name
 }
 
 // getJobStatus serves GET /jobs/:jobid/status.
@@ -91,8 +167,12 @@ func (a *AM) patchJob(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "Invalid mode "+mode+": expected cancel")
 		return
 	}
-	if !a.post(func() { a.step(core.CancelJob{}) }) {
+	switch err := a.mutate(r.Context(), func() { a.step(core.CancelJob{}) }); {
+	case errors.Is(err, errJobTerminated):
 		writeError(w, http.StatusConflict, "Job "+a.cfg.JobID+" has already terminated")
+		return
+	case err != nil:
+		writeError(w, http.StatusServiceUnavailable, err.Error())
 		return
 	}
 	a.log.Info("cancel requested over REST", "remote", r.RemoteAddr)

@@ -291,6 +291,12 @@ var (
 		Description: "Checkpoint storage: hdfs://namenode:port/path, file:///path or an absolute local path. Layout: <dir>/<job-id>/chk-<n>/.",
 	}, stringType{check: checkStorageURI, want: "an hdfs:// or file:// URI or an absolute path"})
 
+	// SavepointsDir is where savepoints go when the request names no directory.
+	SavepointsDir = declare[string](Spec{
+		Key:         "state.savepoints.dir",
+		Description: "Default directory of savepoints (REST POST /jobs/:jobid/savepoints, tide savepoint) when the request names none: hdfs://, file:// or an absolute path.",
+	}, stringType{check: checkStorageURI, want: "an hdfs:// or file:// URI or an absolute path"})
+
 	// CheckpointsNumRetained is how many completed checkpoints are kept.
 	CheckpointsNumRetained = declare[int](Spec{
 		Key: "state.checkpoints.num-retained", Default: "1", Unit: "checkpoints",
@@ -311,10 +317,10 @@ var (
 
 	// BlocklistDefaultTimeout is how long a node stays blocked when the request names no timeout.
 	BlocklistDefaultTimeout = declare[time.Duration](Spec{
-		Key: "blocklist.default-timeout", Default: "1 h",
-		Description: "How long a node stays blocked when the block request gives no timeout.",
+		Key: "blocklist.default-timeout", Default: "0 ms",
+		Description: "How long a node stays blocked when the block request gives no end; 0 blocks it until it is unblocked (FLIP-224: no end means permanent).",
 		Reloadable:  true,
-	}, durationType{min: time.Millisecond})
+	}, durationType{})
 
 	// BlocklistDefaultAction is the action of a block request that names none.
 	BlocklistDefaultAction = declare[string](Spec{
@@ -437,6 +443,48 @@ var (
 	YarnAppMasterVcores = declare[int](Spec{
 		Key: "yarn.appmaster.vcores", Default: "1", Unit: "vcores",
 		Description: "Virtual cores of the AM container.",
+	}, intType{1, unlimited})
+
+	// YarnHeartbeatInterval is the AM's allocate interval while no container is pending.
+	YarnHeartbeatInterval = declare[time.Duration](Spec{
+		Key: "yarn.heartbeat.interval", Default: "5 s",
+		Description: "Interval of the AM's heartbeat (allocate) to the ResourceManager while no container is pending.",
+	}, durationType{min: time.Millisecond})
+
+	// YarnHeartbeatContainerRequestInterval is the allocate interval while containers are pending.
+	YarnHeartbeatContainerRequestInterval = declare[time.Duration](Spec{
+		Key: "yarn.heartbeat.container-request-interval", Default: "500 ms",
+		Description: "Interval of the AM's heartbeat (allocate) while containers are requested but not yet granted.",
+	}, durationType{min: time.Millisecond})
+
+	// YarnResourceManagerAddress overrides the ResourceManager address of yarn-site.xml.
+	YarnResourceManagerAddress = declare[string](Spec{
+		Key:         "yarn.resourcemanager.address",
+		Description: "host:port of the ResourceManager's client protocol. Unset: from yarn-site.xml under HADOOP_CONF_DIR or YARN_CONF_DIR.",
+	}, stringType{})
+
+	// YarnResourceManagerSchedulerAddress overrides the scheduler address of yarn-site.xml.
+	YarnResourceManagerSchedulerAddress = declare[string](Spec{
+		Key:         "yarn.resourcemanager.scheduler.address",
+		Description: "host:port of the ResourceManager's scheduler (AM) protocol. Unset: from yarn-site.xml, or the AM's environment inside YARN.",
+	}, stringType{})
+
+	// YarnStagingDirectory is where tide run --target yarn-per-job uploads the binary and configuration.
+	YarnStagingDirectory = declare[string](Spec{
+		Key:         "yarn.staging-directory",
+		Description: "Staging directory on HDFS for the tide binary and configuration of a submission. Unset: /user/<user>/.tide on the default file system.",
+	}, stringType{})
+
+	// YarnNodeIDFormat says how YARN NodeManagers are named as blocklist nodes.
+	YarnNodeIDFormat = declare[string](Spec{
+		Key: "tide.yarn.node-id-format", Default: "host",
+		Description: "How a NodeManager is named as a node for the blocklist and TaskManager node ids: host, or host-port for clusters with several NodeManagers per host (yarn.scheduler.include-port-in-node-name: true, as in MiniYARNCluster).",
+	}, enumType{values: []string{"host", "host-port"}})
+
+	// SlotManagerNumberOfSlotsMax bounds the slots an active driver (YARN) starts TaskManagers for.
+	SlotManagerNumberOfSlotsMax = declare[int](Spec{
+		Key: "slotmanager.number-of-slots.max", Unit: "slots",
+		Description: "Most slots a driver that starts TaskManagers itself (YARN) asks for; reactive mode on YARN grows the job up to it. Unset: no bound (required in reactive mode on YARN).",
 	}, intType{1, unlimited})
 
 	// YarnContainersVcores is a TaskManager container's virtual cores; -1 uses the slot count.

@@ -11,4 +11,10 @@
 // The AM reads its AMRMToken from the credentials file YARN writes into its container
 // (security.LoadCredentialsFromEnv); NMTokens arrive in allocate responses, once per node,
 // and are kept in an NMTokenCache that AMRM fills and NM reads.
+//
+// On top of them: Submit and Follow (tide run --target yarn-per-job: staging upload to
+// HDFS, AM container, progress until RUNNING or the end) and Driver, the drivers.Driver
+// that heartbeats allocate, asks for TaskManager containers as absolute asks, launches
+// them through the NodeManagers (TaskManagerLaunch), reports completed containers at once
+// and keeps YARN's application blacklist in step with the AM's blocklist.
 package yarn

@@ -118,6 +118,10 @@ func runJobManager(c *cli.Context) error {
 	}
 	interval, _ := conf.CheckpointingInterval.Lookup(cfg)
 	opts := am.SchedulerOptions(cfg)
+	driver, err := activeDriver(cfg, &opts, rpcLn.Addr(), restLn.Addr())
+	if err != nil {
+		return err
+	}
 	if err := opts.Validate(); err != nil {
 		return fmt.Errorf("scheduler options: %w", err)
 	}
@@ -128,9 +132,13 @@ func runJobManager(c *cli.Context) error {
 		CheckpointTimeout: conf.CheckpointingTimeout.Get(cfg),
 		NumRetained:       conf.CheckpointsNumRetained.Get(cfg),
 		HeartbeatInterval: conf.HeartbeatInterval.Get(cfg),
+		Driver:            driver,
 		Logger:            slog.Default(),
 		RPCListener:       rpcLn,
 		RESTListener:      restLn,
+		RESTAuthToken:     conf.RestAuthToken.Get(cfg),
+		RESTAuthTokenFile: conf.RestAuthTokenFile.Get(cfg),
+		Watch:             am.ConfigWatch{Dir: conf.ResolveDir(c.String("configDir")), Dynamic: dynamicArgs(c), Initial: cfg},
 	})
 	if err != nil {
 		return err

@@ -17,7 +17,7 @@ import (
 )
 
 func runCommand() *cli.Command {
-	return &cli.Command{
+	cmd := &cli.Command{
 		Name:      "run",
 		Usage:     "run a job; --target local starts an AM and TaskManagers on this machine",
 		ArgsUsage: "[-- job arguments...]",
@@ -30,7 +30,7 @@ given time so the job visibly scales up.
 ` + dynamicHelp,
 		Flags: []cli.Flag{
 			configDirFlag(), dynamicFlag(),
-			&cli.StringFlag{Name: "target", Aliases: []string{"t"}, Value: "local", Usage: "where to run: local"},
+			&cli.StringFlag{Name: "target", Aliases: []string{"t"}, Value: "local", Usage: "where to run: local or yarn-per-job"},
 			&cli.StringFlag{Name: "job-classname", Aliases: []string{"j"}, Required: true, Usage: "registered job name (see tide list-jobs)"},
 			&cli.IntFlag{Name: "taskmanagers", Aliases: []string{"n"}, Value: 2, Usage: "TaskManagers to start with"},
 			&cli.DurationFlag{Name: "add-taskmanager-after", Usage: "start one more TaskManager after this long (0: never)"},
@@ -38,11 +38,15 @@ given time so the job visibly scales up.
 		},
 		Action: runRun,
 	}
+	cmd.Flags = append(cmd.Flags, yarnRunFlags()...)
+	return cmd
 }
 
 func runRun(c *cli.Context) error {
-	if t := c.String("target"); t != "local" {
-		return fmt.Errorf("--target %q: this build runs --target local only", t)
+	if t := c.String("target"); t == "yarn-per-job" {
+		return runYarnPerJob(c)
+	} else if t != "local" {
+		return fmt.Errorf("--target %q: expected local or yarn-per-job", t)
 	}
 	if n := c.Int("taskmanagers"); n < 0 {
 		return fmt.Errorf("--taskmanagers %d: expected 0 or more", n)

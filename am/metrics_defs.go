@@ -1,0 +1,77 @@
+package am
+
+// Every metric the AM exports is declared here, once. Names are Flink's (camelCase), so
+// dashboards built for Flink's Prometheus reporter find them under tide_ instead of flink_:
+// tide_jobmanager_<name> for the process, tide_jobmanager_job_<name>{job_id,job_name} for
+// the job.
+
+// metricKind says how a metric behaves.
+type metricKind int
+
+const (
+	// counterMetric only grows; the AM adds the growth of a cumulative count.
+	counterMetric metricKind = iota
+	// gaugeMetric is a current value.
+	gaugeMetric
+)
+
+// metricScope says which scope a metric belongs to.
+type metricScope int
+
+const (
+	jobManagerScope metricScope = iota
+	jobScope
+)
+
+// metricDef declares one metric.
+type metricDef struct {
+	Name  string
+	Kind  metricKind
+	Scope metricScope
+	Help  string
+}
+
+var (
+	metricNumRestarts = metricDef{"numRestarts", counterMetric, jobScope,
+		"restarts of the job after failures and rescales"}
+	metricNumRescales = metricDef{"numRescales", counterMetric, jobScope,
+		"completed rescales that changed the parallelism"}
+	metricUptime = metricDef{"uptime", gaugeMetric, jobScope,
+		"milliseconds the job has been RUNNING without interruption; 0 when it is not running"}
+	metricDowntime = metricDef{"downtime", gaugeMetric, jobScope,
+		"milliseconds the job has been failing or restarting since it last ran; 0 while it runs"}
+	metricRestartingTime = metricDef{"restartingTime", gaugeMetric, jobScope,
+		"milliseconds of the current restart, or of the last one once the job runs again"}
+	metricParallelism = metricDef{"parallelism", gaugeMetric, jobScope,
+		"parallelism of each vertex (tag vertex) in the running attempt; 0 when none runs"}
+	metricNumRegisteredTaskManagers = metricDef{"numRegisteredTaskManagers", gaugeMetric, jobManagerScope,
+		"TaskManagers registered with the AM"}
+	metricTaskSlotsTotal = metricDef{"taskSlotsTotal", gaugeMetric, jobManagerScope,
+		"usable slots of the registered TaskManagers (not on blocked nodes)"}
+	metricTaskSlotsAvailable = metricDef{"taskSlotsAvailable", gaugeMetric, jobManagerScope,
+		"usable slots with nothing deployed in them"}
+	metricCompletedCheckpoints = metricDef{"numberOfCompletedCheckpoints", counterMetric, jobScope,
+		"checkpoints completed since the AM started"}
+	metricFailedCheckpoints = metricDef{"numberOfFailedCheckpoints", counterMetric, jobScope,
+		"checkpoints failed since the AM started"}
+	metricLastCheckpointDuration = metricDef{"lastCheckpointDuration", gaugeMetric, jobScope,
+		"milliseconds the latest completed checkpoint took from trigger to completion"}
+	metricLastCheckpointSize = metricDef{"lastCheckpointSize", gaugeMetric, jobScope,
+		"bytes of state in the latest completed checkpoint"}
+	metricNumBlockedNodes = metricDef{"numBlockedNodes", gaugeMetric, jobManagerScope,
+		"nodes on the blocklist (FLIP-224)"}
+	metricConfigReloads = metricDef{"configReloads", counterMetric, jobManagerScope,
+		"accepted live reloads of flink-conf.yaml"}
+	metricConfigReloadFailures = metricDef{"configReloadFailures", counterMetric, jobManagerScope,
+		"changed configuration files rejected (the old configuration stayed)"}
+	metricStaleEventsDropped = metricDef{"staleEventsDropped", counterMetric, jobScope,
+		"timers, task reports and answers of an older scheduler state or attempt that the core dropped"}
+)
+
+// allMetrics lists every declared metric; the registry creates them all at start-up.
+var allMetrics = []metricDef{
+	metricNumRestarts, metricNumRescales, metricUptime, metricDowntime, metricRestartingTime,
+	metricParallelism, metricNumRegisteredTaskManagers, metricTaskSlotsTotal, metricTaskSlotsAvailable,
+	metricCompletedCheckpoints, metricFailedCheckpoints, metricLastCheckpointDuration, metricLastCheckpointSize,
+	metricNumBlockedNodes, metricConfigReloads, metricConfigReloadFailures, metricStaleEventsDropped,
+}

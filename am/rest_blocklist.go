@@ -1,0 +1,134 @@
+package am
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+
+	"github.com/tidestream/tide/core"
+	"github.com/tidestream/tide/core/blocklist"
+)
+
+// getBlocklist serves GET /blocklist (FLIP-224): every blocked node with its TaskManagers.
+func (a *AM) getBlocklist(w http.ResponseWriter, r *http.Request) {
+	var nodes []blocklist.BlockedNode
+	var tms []core.TaskManagerInfo
+	if err := a.inspect(r.Context(), func() { nodes, tms = a.sched.Blocklist(), a.sched.TaskManagers() }); err != nil {
+		writeError(w, http.StatusServiceUnavailable, err.Error())
+		return
+	}
+	writeJSON(w, http.StatusOK, blocklist.NewListResponse(nodes, taskManagersOn(tms)))
+}
+
+// taskManagersOn returns a lookup of the TaskManagers on a node.
+func taskManagersOn(tms []core.TaskManagerInfo) func(blocklist.NodeID) []string {
+	return func(n blocklist.NodeID) []string {
+		var out []string
+		for _, tm := range tms {
+			if string(tm.Node) == n {
+				out = append(out, string(tm.ID))
+			}
+		}
+		return out
+	}
+}
+
+// putBlockedNode serves PUT /blocklist/nodes/:id (also POST, and /blocklist/:id): block a
+// node, or merge into its blocking with allowMerge. 201 created, 202 merged, 409 already
+// blocked without allowMerge, 400 listing every problem of the body.
+func (a *AM) putBlockedNode(w http.ResponseWriter, r *http.Request) {
+	body, ok := readBody(w, r)
+	if !ok {
+		return
+	}
+	if a.ConfigInForce()["blocklist.enabled"] == "false" {
+		writeError(w, http.StatusConflict, "The blocklist is disabled (blocklist.enabled: false): set it to true in flink-conf.yaml to block nodes")
+		return
+	}
+	id := r.PathValue("nodeid")
+	req, err := blocklist.ParseAddRequest(id, body, a.clock.Now())
+	var rerr *blocklist.RequestError
+	if errors.As(err, &rerr) {
+		writeErrors(w, http.StatusBadRequest, rerr.Problems)
+		return
+	} else if err != nil {
+		writeError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	var (
+		status int
+		node   blocklist.BlockedNode
+		tms    []core.TaskManagerInfo
+		aerr   error
+	)
+	err = a.mutate(r.Context(), func() { status, node, tms, aerr = a.blockNode(req) })
+	switch {
+	case errors.Is(err, errJobTerminated):
+		writeError(w, http.StatusConflict, fmt.Sprintf("Job %s has terminated: the blocklist can no longer change", a.cfg.JobID))
+		return
+	case err != nil:
+		writeError(w, http.StatusServiceUnavailable, err.Error())
+		return
+	case aerr != nil:
+		writeError(w, status, aerr.Error())
+		return
+	}
+	a.log.Info("node blocked over REST", "node", id, "action", req.Node.Action, "status", status, "remote", r.RemoteAddr)
+	writeJSON(w, status, blocklist.NewNodeInfo(node, taskManagersOn(tms)(id)))
+}
+
+// blockNode decides and applies an add request (loop goroutine).
+func (a *AM) blockNode(req blocklist.AddRequest) (int, blocklist.BlockedNode, []core.TaskManagerInfo, error) {
+	old, exists := findBlocked(a.sched.Blocklist(), req.Node.ID)
+	status, apply := blocklist.AddStatus(exists, req.AllowMerge)
+	if !apply {
+		return status, old, nil, fmt.Errorf("node %s is already blocked (cause %q): set \"allowMerge\": true to merge this request into it", req.Node.ID, old.Cause)
+	}
+	if err := req.Node.Validate(a.clock.Now()); err != nil {
+		return http.StatusBadRequest, old, nil, fmt.Errorf("block node %s: %w", req.Node.ID, err)
+	}
+	a.step(core.BlockNodes{Nodes: []blocklist.BlockedNode{req.Node}})
+	node, ok := findBlocked(a.sched.Blocklist(), req.Node.ID)
+	if !ok {
+		return http.StatusBadRequest, req.Node, nil, fmt.Errorf("block node %s: the scheduler refused the blocking (see the AM log)", req.Node.ID)
+	}
+	return status, node, a.sched.TaskManagers(), nil
+}
+
+func findBlocked(nodes []blocklist.BlockedNode, id blocklist.NodeID) (blocklist.BlockedNode, bool) {
+	for _, n := range nodes {
+		if n.ID == id {
+			return n, true
+		}
+	}
+	return blocklist.BlockedNode{}, false
+}
+
+// deleteBlockedNode serves DELETE /blocklist/node/:id (and /blocklist/nodes/:id,
+// /blocklist/:id): 200 with an empty body, 404 when the node is not blocked.
+func (a *AM) deleteBlockedNode(w http.ResponseWriter, r *http.Request) {
+	if _, ok := readBody(w, r); !ok {
+		return
+	}
+	id := r.PathValue("nodeid")
+	var blocked bool
+	err := a.mutate(r.Context(), func() {
+		if _, blocked = findBlocked(a.sched.Blocklist(), id); blocked {
+			a.step(core.UnblockNodes{Nodes: []core.NodeID{core.NodeID(id)}})
+		}
+	})
+	switch {
+	case errors.Is(err, errJobTerminated):
+		writeError(w, http.StatusConflict, fmt.Sprintf("Job %s has terminated: the blocklist can no longer change", a.cfg.JobID))
+		return
+	case err != nil:
+		writeError(w, http.StatusServiceUnavailable, err.Error())
+		return
+	}
+	if status := blocklist.RemoveStatus(blocked); status != http.StatusOK {
+		writeError(w, status, fmt.Sprintf("Node %s is not blocked: GET /blocklist lists the blocked nodes", id))
+		return
+	}
+	a.log.Info("node unblocked over REST", "node", id, "remote", r.RemoteAddr)
+	writeJSON(w, http.StatusOK, map[string]any{})
+}

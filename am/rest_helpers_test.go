@@ -1,0 +1,179 @@
+package am
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tidestream/tide/conf"
+	"github.com/tidestream/tide/examples"
+	"github.com/tidestream/tide/stream"
+)
+
+const testJobID = "00112233445566778899aabbccddeeff"
+
+// restAM is an AM without TaskManagers serving its REST API; the job waits for resources.
+type restAM struct {
+	am   *AM
+	base string // http://127.0.0.1:port
+	stop func() Result
+}
+
+type restAMOptions struct {
+	reactive  bool
+	bind      string // default 127.0.0.1
+	token     string
+	tokenFile string
+	dynamic   []string
+}
+
+func startRESTAM(t testing.TB, o restAMOptions) *restAM {
+	t.Helper()
+	a, err := newRESTAM(t, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan Result, 1)
+	go func() {
+		res, err := a.Run(ctx)
+		if err != nil {
+			t.Errorf("AM: %v", err)
+		}
+		done <- res
+	}()
+	var res Result
+	stopped := false
+	stop := func() Result {
+		if !stopped {
+			cancel()
+			res, stopped = <-done, true
+		}
+		return res
+	}
+	t.Cleanup(func() { stop() })
+	_, port, _ := net.SplitHostPort(a.RESTAddr())
+	return &restAM{am: a, base: "http://127.0.0.1:" + port, stop: stop}
+}
+
+func newRESTAM(t testing.TB, o restAMOptions) (*AM, error) {
+	t.Helper()
+	build, ok := stream.Lookup(examples.CheckableCountName)
+	if !ok {
+		t.Fatalf("job %s not registered", examples.CheckableCountName)
+	}
+	job, err := build([]string{"--records", "1000", "--parallelism", "2", "--output", t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dyn := o.dynamic
+	if o.reactive {
+		dyn = append([]string{"execution-mode=reactive"}, dyn...)
+	}
+	cfg, _, err := conf.Load("", dyn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bind := o.bind
+	if bind == "" {
+		bind = "127.0.0.1"
+	}
+	rpcLn, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	restLn, err := net.Listen("tcp", net.JoinHostPort(bind, "0"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := New(Config{
+		JobID: testJobID, JobName: examples.CheckableCountName, Job: job,
+		Options: SchedulerOptions(cfg), Conf: cfg.Map(), HeartbeatInterval: time.Second,
+		Logger: testLog(), RPCListener: rpcLn, RESTListener: restLn,
+		RESTAuthToken: o.token, RESTAuthTokenFile: o.tokenFile,
+	})
+	if err != nil {
+		rpcLn.Close()
+		restLn.Close()
+	}
+	return a, err
+}
+
+func testLog() *slog.Logger {
+	if os.Getenv("TIDE_TEST_LOG") != "" {
+		return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	}
+	return slog.New(slog.DiscardHandler)
+}
+
+// call sends one request and returns the status, the headers and the body.
+func (r *restAM) call(t testing.TB, method, path, body string, header ...string) (int, http.Header, []byte) {
+	t.Helper()
+	var rd io.Reader
+	if body != "" {
+		rd = strings.NewReader(body)
+	}
+	req, err := http.NewRequest(method, r.base+path, rd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.StatusCode, resp.Header, data
+}
+
+// errorsOf decodes Flink's error body, failing the test when it is not one.
+func errorsOf(t testing.TB, body []byte) []string {
+	t.Helper()
+	var e struct {
+		Errors []string `json:"errors"`
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&e); err != nil || len(e.Errors) == 0 {
+		t.Fatalf("body %s is not {\"errors\": [...]}: %v", body, err)
+	}
+	return e.Errors
+}
+
+// waitUntil polls cond; the deadline only guards against hangs.
+func waitUntil(t testing.TB, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// serve calls h directly, without a server.
+func serve(h http.Handler, method, path, body string, header ...string) *httptest.ResponseRecorder {
+	req := httptest.NewRequest(method, path, strings.NewReader(body))
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
+	}
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	return rec
+}

@@ -1,0 +1,219 @@
+package am
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"path"
+	"strings"
+	"time"
+
+	"github.com/tidestream/tide/core"
+	"github.com/tidestream/tide/core/checkpoint"
+	"github.com/tidestream/tide/storage"
+)
+
+// savepointsDirKey is the configuration key of the default savepoint directory.
+const savepointsDirKey = "state.savepoints.dir"
+
+// savepointCopyTimeout bounds copying one checkpoint into a savepoint directory.
+const savepointCopyTimeout = 10 * time.Minute
+
+type savepointBody struct {
+	TargetDirectory string `json:"target-directory"`
+	CancelJob       bool   `json:"cancel-job"`
+	FormatType      string `json:"formatType"`
+	TriggerID       string `json:"triggerId"`
+}
+
+type stopBody struct {
+	TargetDirectory string `json:"targetDirectory"`
+	Drain           bool   `json:"drain"`
+	FormatType      string `json:"formatType"`
+	TriggerID       string `json:"triggerId"`
+}
+
+// postSavepoint serves POST /jobs/:jobid/savepoints. A savepoint is a checkpoint taken now
+// and copied, _metadata last, into its own directory under target-directory (or
+// state.savepoints.dir); with cancel-job the job is cancelled once the copy is complete.
+func (a *AM) postSavepoint(w http.ResponseWriter, r *http.Request) {
+	var body savepointBody
+	if !decodeBody(w, r, &body) {
+		return
+	}
+	kind := opSavepoint
+	if body.CancelJob {
+		kind = opStop
+	}
+	a.startSavepoint(w, r, kind, body.TargetDirectory, body.FormatType, body.TriggerID)
+}
+
+// postStop serves POST /jobs/:jobid/stop: a savepoint, then the job is cancelled.
+func (a *AM) postStop(w http.ResponseWriter, r *http.Request) {
+	var body stopBody
+	if !decodeBody(w, r, &body) {
+		return
+	}
+	if body.Drain {
+		writeError(w, http.StatusBadRequest, "drain: tide's sources are unbounded streams that cannot be drained; omit drain or set it to false")
+		return
+	}
+	a.startSavepoint(w, r, opStop, body.TargetDirectory, body.FormatType, body.TriggerID)
+}
+
+func (a *AM) startSavepoint(w http.ResponseWriter, r *http.Request, kind operationKind, target, format, triggerID string) {
+	var problems []string
+	switch strings.ToUpper(format) {
+	case "", "CANONICAL", "NATIVE":
+	default:
+		problems = append(problems, fmt.Sprintf("formatType %q: expected CANONICAL or NATIVE", format))
+	}
+	if target == "" {
+		target = a.ConfigInForce()[savepointsDirKey]
+	}
+	if target == "" {
+		problems = append(problems, "no target directory: set target-directory in the request or "+savepointsDirKey+" in the configuration")
+	} else if !strings.Contains(target, "://") && !strings.HasPrefix(target, "/") {
+		problems = append(problems, fmt.Sprintf("target directory %q: expected an absolute path or a URI such as hdfs://namenode:8020/savepoints", target))
+	}
+	if len(problems) > 0 {
+		writeErrors(w, http.StatusBadRequest, problems)
+		return
+	}
+	if !strings.Contains(target, "://") {
+		target = "file://" + target
+	}
+	a.startOperation(w, r, operation{ID: triggerID, Kind: kind, TargetDir: target})
+}
+
+// getSavepointTrigger serves GET /jobs/:jobid/savepoints/:triggerid (and the status of a
+// stop, which Flink polls under the same path).
+func (a *AM) getSavepointTrigger(w http.ResponseWriter, r *http.Request) {
+	a.resolveOperations()
+	id := r.PathValue("triggerid")
+	op, ok := a.api.triggers.get(id, opSavepoint, opStop)
+	if !ok {
+		writeError(w, http.StatusNotFound, fmt.Sprintf("Savepoint trigger %s not found for job %s: expected the request-id of POST /jobs/%s/savepoints or /stop", id, a.cfg.JobID, a.cfg.JobID))
+		return
+	}
+	writeOperation(w, op, map[string]any{})
+}
+
+// startSavepointCopy copies the completed checkpoint of op into its savepoint directory
+// in the background; a stop then cancels the job.
+func (a *AM) startSavepointCopy(op operation, e checkpoint.HistoryEntry) {
+	ctx, cancel := context.WithTimeout(context.Background(), savepointCopyTimeout)
+	go func() {
+		select {
+		case <-ctx.Done():
+		case <-a.loopDone:
+			cancel()
+		}
+	}()
+	go func() {
+		defer cancel()
+		location, err := a.copySavepoint(ctx, op.TargetDir, e.ID)
+		if err != nil {
+			a.log.Warn("savepoint failed", "trigger", op.ID, "checkpoint", e.ID, "target", op.TargetDir, "err", err)
+			a.api.triggers.finish(op.ID, "", err.Error())
+			return
+		}
+		a.log.Info("savepoint completed", "trigger", op.ID, "checkpoint", e.ID, "location", location)
+		if op.Kind == opStop {
+			if !a.post(func() { a.step(core.CancelJob{}) }) {
+				a.api.triggers.finish(op.ID, "", fmt.Sprintf("savepoint written to %s, but the job had already ended", location))
+				return
+			}
+			a.log.Info("stopping the job after its savepoint", "trigger", op.ID, "location", location)
+		}
+		a.api.triggers.finish(op.ID, location, "")
+	}()
+}
+
+// copySavepoint copies checkpoint id into a new directory under target and returns its
+// URI. _metadata is copied last: a savepoint directory counts only with it in place.
+func (a *AM) copySavepoint(ctx context.Context, target string, id int64) (string, error) {
+	src := a.cfg.Storage
+	if src == nil {
+		return "", errors.New("checkpointing is off")
+	}
+	dst, err := storage.Open(ctx, target, storage.Options{})
+	if err != nil {
+		return "", fmt.Errorf("open savepoint directory %s: %w", target, err)
+	}
+	defer dst.Close()
+	jobPrefix := a.cfg.JobID
+	if len(jobPrefix) > 6 {
+		jobPrefix = jobPrefix[:6]
+	}
+	name := "savepoint-" + jobPrefix + "-" + newTriggerID()[:12]
+	from := checkpoint.ChkDir(a.cfg.JobID, id)
+	files, err := listTree(ctx, src, from)
+	if err != nil {
+		return "", fmt.Errorf("list checkpoint %d in %s (it may have been discarded under state.checkpoints.num-retained): %w", id, src.URI(), err)
+	}
+	var metadata []string
+	for _, f := range files {
+		if path.Base(f) == checkpoint.MetadataFile {
+			metadata = append(metadata, f)
+			continue
+		}
+		if err := copyFile(ctx, src, path.Join(from, f), dst, path.Join(name, f)); err != nil {
+			return "", err
+		}
+	}
+	if len(metadata) == 0 {
+		return "", fmt.Errorf("checkpoint %d in %s has no %s", id, src.URI(), checkpoint.MetadataFile)
+	}
+	for _, f := range metadata {
+		if err := copyFile(ctx, src, path.Join(from, f), dst, path.Join(name, f)); err != nil {
+			return "", err
+		}
+	}
+	return strings.TrimSuffix(dst.URI(), "/") + "/" + name, nil
+}
+
+// listTree lists the files under dir, relative to it.
+func listTree(ctx context.Context, st storage.Storage, dir string) ([]string, error) {
+	entries, err := st.List(ctx, dir)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, e := range entries {
+		if !e.IsDir {
+			out = append(out, e.Name)
+			continue
+		}
+		sub, err := listTree(ctx, st, path.Join(dir, e.Name))
+		if err != nil {
+			return nil, err
+		}
+		for _, s := range sub {
+			out = append(out, path.Join(e.Name, s))
+		}
+	}
+	return out, nil
+}
+
+func copyFile(ctx context.Context, src storage.Storage, from string, dst storage.Storage, to string) error {
+	in, err := src.Open(ctx, from)
+	if err != nil {
+		return fmt.Errorf("open %s in %s: %w", from, src.URI(), err)
+	}
+	defer in.Close()
+	out, err := dst.Create(ctx, to)
+	if err != nil {
+		return fmt.Errorf("create %s in %s: %w", to, dst.URI(), err)
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		_ = out.Abort(ctx)
+		return fmt.Errorf("copy %s to %s/%s: %w", from, dst.URI(), to, err)
+	}
+	if err := out.Commit(ctx); err != nil {
+		return fmt.Errorf("commit %s/%s: %w", dst.URI(), to, err)
+	}
+	return nil
+}

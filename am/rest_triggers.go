@@ -1,0 +1,172 @@
+package am
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"slices"
+	"sync"
+
+	"github.com/tidestream/tide/core/checkpoint"
+)
+
+// Kinds of operation started by POST and polled by trigger id.
+type operationKind string
+
+const (
+	opCheckpoint operationKind = "checkpoint"
+	opSavepoint  operationKind = "savepoint"
+	opStop       operationKind = "stop-with-savepoint"
+)
+
+// Operation states, as Flink's asynchronous operation status spells them.
+const (
+	opInProgress = "IN_PROGRESS"
+	opCompleted  = "COMPLETED"
+	opFailed     = "FAILED"
+)
+
+// maxOperations bounds the remembered operations; the oldest finished ones go first.
+const maxOperations = 200
+
+// operation is one triggered checkpoint, savepoint or stop-with-savepoint.
+type operation struct {
+	ID   string
+	Kind operationKind
+	// Checkpoint is the checkpoint the operation waits for; 0 while unknown, in which case
+	// it is the first checkpoint with an id greater than After.
+	Checkpoint int64
+	After      int64
+	TargetDir  string
+	Status     string
+	// copying: the checkpoint completed and its files are being copied to TargetDir.
+	copying  bool
+	Location string
+	Failure  string
+}
+
+// triggers remembers operations by trigger id; any goroutine may use it.
+type triggers struct {
+	mu    sync.Mutex
+	ops   map[string]*operation
+	order []string
+}
+
+func newTriggers() *triggers { return &triggers{ops: map[string]*operation{}} }
+
+// newTriggerID is a random 32-hex-digit id, the shape of Flink's TriggerId.
+func newTriggerID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// add remembers op under its id (a fresh one when empty) and returns the id.
+func (t *triggers) add(op operation) string {
+	if op.ID == "" {
+		op.ID = newTriggerID()
+	}
+	op.Status = opInProgress
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.ops[op.ID] = &op
+	t.order = append(t.order, op.ID)
+	for len(t.order) > maxOperations {
+		i := slices.IndexFunc(t.order, func(id string) bool { return t.ops[id].Status != opInProgress })
+		if i < 0 {
+			break
+		}
+		delete(t.ops, t.order[i])
+		t.order = slices.Delete(t.order, i, i+1)
+	}
+	return op.ID
+}
+
+// has reports whether id is taken.
+func (t *triggers) has(id string) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	_, ok := t.ops[id]
+	return ok
+}
+
+// get returns a copy of the operation id of the given kind.
+func (t *triggers) get(id string, kinds ...operationKind) (operation, bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	op, ok := t.ops[id]
+	if !ok || !slices.Contains(kinds, op.Kind) {
+		return operation{}, false
+	}
+	return *op, true
+}
+
+// finish records the outcome of operation id.
+func (t *triggers) finish(id, location, failure string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	op, ok := t.ops[id]
+	if !ok {
+		return
+	}
+	op.copying = false
+	if failure != "" {
+		op.Status, op.Failure = opFailed, failure
+		return
+	}
+	op.Status, op.Location = opCompleted, location
+}
+
+// resolved is an operation whose checkpoint has an outcome.
+type resolved struct {
+	op     operation
+	entry  checkpoint.HistoryEntry
+	copyTo bool // a savepoint: copy the checkpoint to op.TargetDir
+}
+
+// resolve matches the operations in progress with the checkpoint history. Checkpoint
+// operations finish here; savepoint operations whose checkpoint completed are marked
+// copying and returned with copyTo set, once.
+func (t *triggers) resolve(stats checkpoint.Stats, location func(id int64) string) []resolved {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	var out []resolved
+	for _, id := range t.order {
+		op := t.ops[id]
+		if op.Status != opInProgress || op.copying {
+			continue
+		}
+		e, ok := historyEntryFor(stats, op.Checkpoint, op.After)
+		if !ok {
+			continue
+		}
+		op.Checkpoint = e.ID
+		switch e.Status {
+		case checkpoint.StatusFailed:
+			op.Status, op.Failure = opFailed, fmt.Sprintf("checkpoint %d failed: %s", e.ID, e.FailureMessage)
+		case checkpoint.StatusCompleted:
+			if op.Kind == opCheckpoint {
+				op.Status, op.Location = opCompleted, location(e.ID)
+				continue
+			}
+			op.copying = true
+			out = append(out, resolved{op: *op, entry: e, copyTo: true})
+		}
+	}
+	return out
+}
+
+// historyEntryFor finds checkpoint id in the history, or (id 0) the oldest one after after.
+func historyEntryFor(stats checkpoint.Stats, id, after int64) (checkpoint.HistoryEntry, bool) {
+	var best checkpoint.HistoryEntry
+	found := false
+	for _, e := range stats.History {
+		switch {
+		case id != 0 && e.ID == id:
+			return e, true
+		case id == 0 && e.ID > after && (!found || e.ID < best.ID):
+			best, found = e, true
+		}
+	}
+	return best, found
+}

@@ -1,0 +1,404 @@
+package e2e
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/tidestream/tide/examples"
+	"github.com/tidestream/tide/test/hadoop/hadooptest"
+	"github.com/tidestream/tide/yarn"
+)
+
+// yarnSettings are the -D settings of the YARN tests: reactive up to two TaskManagers
+// (one slot each), node ids host:port (the MiniYARNCluster's NodeManagers share a host),
+// fast heartbeats, small containers, checkpoints every 300 ms on HDFS (the default under
+// the staging directory).
+func yarnSettings() []string {
+	return []string{
+		"-Dexecution-mode=reactive",
+		"-Dslotmanager.number-of-slots.max=2",
+		"-Dtaskmanager.numberOfTaskSlots=1",
+		"-Dtide.yarn.node-id-format=host-port",
+		"-Dyarn.heartbeat.interval=1 s",
+		"-Dyarn.heartbeat.container-request-interval=200 ms",
+		"-Djobmanager.memory.process.size=256 mb",
+		"-Dtaskmanager.memory.process.size=256 mb",
+		"-Dexecution.checkpointing.interval=300 ms",
+		"-Djobmanager.adaptive-scheduler.executing.cooldown-after-rescaling=0 s",
+		"-Djobmanager.adaptive-scheduler.executing.resource-stabilization-timeout=0 s",
+		"-Drestart-strategy.type=fixed-delay",
+		"-Drestart-strategy.fixed-delay.attempts=1000",
+		"-Drestart-strategy.fixed-delay.delay=10 ms",
+		"-Dheartbeat.timeout=30 min",
+	}
+}
+
+// yarnRun is one `tide run --target yarn-per-job` process.
+type yarnRun struct {
+	cmd   *exec.Cmd
+	out   *bytes.Buffer
+	done  chan error
+	app   string
+	track string
+}
+
+var (
+	submittedRE = regexp.MustCompile(`Submitted application (application_\d+_\d+)`)
+	runningRE   = regexp.MustCompile(`Job RUNNING (\S+) after tide run; tracking URL (\S+)`)
+)
+
+// startYarnRun submits CheckableCount and waits for the "Job RUNNING" line.
+func startYarnRun(t *testing.T, env *hadooptest.Env, extra []string, jobArgs []string) *yarnRun {
+	t.Helper()
+	args := append([]string{"run", "--target", "yarn-per-job", "--job-classname", examples.CheckableCountName}, yarnSettings()...)
+	args = append(append(args, extra...), "--")
+	args = append(args, jobArgs...)
+	cmd := exec.Command(tideBin, args...)
+	cmd.Env = append(os.Environ(), "HADOOP_CONF_DIR="+env.ConfDir)
+	pr, pw := io.Pipe()
+	r := &yarnRun{cmd: cmd, out: &bytes.Buffer{}, done: make(chan error, 1)}
+	cmd.Stdout, cmd.Stderr = pw, pw
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { err := cmd.Wait(); pw.Close(); r.done <- err }()
+	lines := make(chan string, 256)
+	go func() {
+		defer close(lines)
+		sc := bufio.NewScanner(pr)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+	}()
+	t.Cleanup(func() {
+		if r.app != "" {
+			killApp(t, env, r.app)
+		}
+		_ = cmd.Process.Kill()
+		if t.Failed() {
+			t.Logf("---- tide run output\n%s", r.out.String())
+			dumpContainerLogs(t, env, r.app)
+		}
+	})
+	deadline := time.After(90 * time.Second)
+	for {
+		select {
+		case l, ok := <-lines:
+			if !ok {
+				t.Fatalf("tide run ended before the job ran:\n%s", r.out.String())
+			}
+			r.out.WriteString(l + "\n")
+			if m := submittedRE.FindStringSubmatch(l); m != nil {
+				r.app = m[1]
+			}
+			if m := runningRE.FindStringSubmatch(l); m != nil {
+				r.track = m[2]
+				go func() {
+					for l := range lines {
+						r.out.WriteString(l + "\n") // only read after done
+					}
+				}()
+				return r
+			}
+		case <-deadline:
+			t.Fatalf("the job did not reach RUNNING:\n%s", r.out.String())
+		}
+	}
+}
+
+func killApp(t *testing.T, env *hadooptest.Env, app string) {
+	id, err := yarn.ParseApplicationID(app)
+	if err != nil {
+		return
+	}
+	rm, err := yarn.DialClientRM(env.YARNResourceManager, currentUser(), nil)
+	if err != nil {
+		return
+	}
+	defer rm.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	_, _ = rm.ForceKillApplication(ctx, id, "e2e test cleanup")
+}
+
+func currentUser() string {
+	if u := os.Getenv("HADOOP_USER_NAME"); u != "" {
+		return u
+	}
+	return os.Getenv("USER")
+}
+
+// dumpContainerLogs prints the tail of every container log of app.
+func dumpContainerLogs(t *testing.T, env *hadooptest.Env, app string) {
+	if app == "" {
+		return
+	}
+	for _, f := range containerLogs(env, app) {
+		b, _ := os.ReadFile(f)
+		lines := strings.Split(string(b), "\n")
+		if len(lines) > 40 {
+			lines = lines[len(lines)-40:]
+		}
+		t.Logf("---- %s\n%s", f, strings.Join(lines, "\n"))
+	}
+}
+
+// containerLogs lists the log files of app's containers under the NodeManagers' log
+// dirs (MiniYARNCluster keeps them under <base>/target/…/<app>/<container>/).
+func containerLogs(env *hadooptest.Env, app string) []string {
+	var out []string
+	_ = filepath.WalkDir(filepath.Join(filepath.Dir(env.Path), "target"), func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && filepath.Base(filepath.Dir(filepath.Dir(p))) == app {
+			out = append(out, p)
+		}
+		return nil
+	})
+	return out
+}
+
+func getJSON(url string, v any) error {
+	c := http.Client{Timeout: 5 * time.Second}
+	resp, err := c.Get(url)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("GET %s: %s: %s", url, resp.Status, body)
+	}
+	return json.Unmarshal(body, v)
+}
+
+func sendJSON(method, url, body string, want int) error {
+	req, err := http.NewRequest(method, url, strings.NewReader(body))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := (&http.Client{Timeout: 5 * time.Second}).Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != want {
+		return fmt.Errorf("%s %s: %s: %s", method, url, resp.Status, b)
+	}
+	return nil
+}
+
+type tmInfo struct {
+	ID   string `json:"id"`
+	Node string `json:"node"`
+}
+
+func taskManagers(track string) ([]tmInfo, error) {
+	var v struct {
+		TaskManagers []tmInfo `json:"taskmanagers"`
+	}
+	err := getJSON(track+"/taskmanagers", &v)
+	return v.TaskManagers, err
+}
+
+// waitYarnRunning waits for the job RUNNING at parallelism p with p TaskManagers, none
+// of them in skip, and returns them.
+func waitYarnRunning(t *testing.T, track, jid string, p int, skip map[string]bool) []tmInfo {
+	t.Helper()
+	var tms []tmInfo
+	waitFor(t, fmt.Sprintf("RUNNING at parallelism %d on fresh TaskManagers", p), func() (bool, error) {
+		var d jobDetails
+		if err := getJSON(track+"/jobs/"+jid, &d); err != nil {
+			return false, err
+		}
+		if d.State != "RUNNING" {
+			return false, fmt.Errorf("state %s", d.State)
+		}
+		for _, v := range d.Vertices {
+			if v.Parallelism != p {
+				return false, fmt.Errorf("vertex %s at %d", v.ID, v.Parallelism)
+			}
+		}
+		var err error
+		if tms, err = taskManagers(track); err != nil {
+			return false, err
+		}
+		if len(tms) != p {
+			return false, fmt.Errorf("%d TaskManagers", len(tms))
+		}
+		for _, tm := range tms {
+			if skip[tm.ID] {
+				return false, fmt.Errorf("%s still registered", tm.ID)
+			}
+		}
+		return true, nil
+	})
+	return tms
+}
+
+// killTaskManager SIGKILLs the TaskManager process with that id (its container ends).
+func killTaskManager(t *testing.T, id string) {
+	t.Helper()
+	procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+	for _, p := range procs {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			continue
+		}
+		args := strings.Split(string(b), "\x00")
+		for i := range args {
+			if args[i] == "--resource-id" && i+1 < len(args) && args[i+1] == id && len(args) > 1 && args[1] == "taskmanager" {
+				pid, _ := strconv.Atoi(filepath.Base(filepath.Dir(p)))
+				if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+					t.Fatalf("killing TaskManager %s (pid %d): %v", id, pid, err)
+				}
+				return
+			}
+		}
+	}
+	t.Fatalf("no TaskManager process with --resource-id %s", id)
+}
+
+// TestYARNPerJob submits the checkable job to the MiniYARNCluster with tide run, sees it
+// RUNNING with TaskManagers in containers, kills a TaskManager container (the job goes
+// on, a replacement comes), blocks one NodeManager (replacements avoid it), unblocks it
+// and blocks the other (replacements go back to it), and checks the exact output.
+func TestYARNPerJob(t *testing.T) {
+	env := hadooptest.RequireYARN(t)
+	if len(env.NodeManagers) != 2 {
+		t.Fatalf("want 2 NodeManagers, the cluster has %v", env.NodeManagers)
+	}
+	out := t.TempDir()
+	jobArgs := []string{"--records", "150000", "--keys", "11", "--rate", "3000", "--output", out}
+	r := startYarnRun(t, env, nil, jobArgs)
+	t.Logf("%s RUNNING; AM at %s", r.app, r.track)
+	var ov struct {
+		Jobs []struct {
+			JID string `json:"jid"`
+		} `json:"jobs"`
+	}
+	if err := getJSON(r.track+"/jobs/overview", &ov); err != nil || len(ov.Jobs) != 1 {
+		t.Fatalf("overview: %v %+v", err, ov)
+	}
+	jid := ov.Jobs[0].JID
+	tms := waitYarnRunning(t, r.track, jid, 2, nil)
+	for _, tm := range tms {
+		if !strings.HasPrefix(tm.ID, "tm-1-") || !strings.Contains(strings.Join(env.NodeManagers, ","), tm.Node) {
+			t.Fatalf("TaskManager %+v: want a driver-started id on a NodeManager of %v", tm, env.NodeManagers)
+		}
+	}
+
+	// 1. Kill one TaskManager container: the job goes on and a replacement arrives.
+	gone := map[string]bool{tms[0].ID: true}
+	killTaskManager(t, tms[0].ID)
+	tms = waitYarnRunning(t, r.track, jid, 2, gone)
+
+	// 2. and 3. Block one NodeManager, then the other: replacements land on the free one.
+	for i, blocked := range env.NodeManagers {
+		free := env.NodeManagers[1-i]
+		if i == 1 {
+			if err := sendJSON(http.MethodDelete, r.track+"/blocklist/nodes/"+env.NodeManagers[0], "", http.StatusOK); err != nil {
+				if err2 := sendJSON(http.MethodDelete, r.track+"/blocklist/nodes/"+env.NodeManagers[0], "", http.StatusNoContent); err2 != nil {
+					t.Fatalf("unblocking: %v / %v", err, err2)
+				}
+			}
+		}
+		if err := sendJSON(http.MethodPut, r.track+"/blocklist/nodes/"+blocked, `{"action":"MARK_BLOCKED","cause":"e2e test"}`, http.StatusCreated); err != nil {
+			t.Fatal(err)
+		}
+		for _, tm := range tms {
+			gone[tm.ID] = true
+			killTaskManager(t, tm.ID)
+		}
+		tms = waitYarnRunning(t, r.track, jid, 2, gone)
+		for _, tm := range tms {
+			if tm.Node != free {
+				t.Fatalf("with %s blocked, TaskManager %s started on %s", blocked, tm.ID, tm.Node)
+			}
+		}
+		t.Logf("%s blocked: TaskManagers %+v", blocked, tms)
+	}
+
+	var rs struct {
+		Rescales []struct {
+			Vertices []struct {
+				Before int `json:"before"`
+				After  int `json:"after"`
+			} `json:"vertices"`
+		} `json:"rescales"`
+	}
+	if err := getJSON(r.track+"/jobs/"+jid+"/rescales", &rs); err != nil {
+		t.Fatal(err)
+	}
+	down := false
+	for _, x := range rs.Rescales {
+		for _, v := range x.Vertices {
+			down = down || v.After < v.Before
+		}
+	}
+	if !down {
+		t.Errorf("no rescale down after the TaskManager kills: %+v", rs)
+	}
+
+	select {
+	case err := <-r.done:
+		if err != nil {
+			t.Fatalf("tide run: %v", err)
+		}
+	case <-time.After(2 * time.Minute):
+		t.Fatal("the job did not finish")
+	}
+	got, err := examples.ReadCommittedOutput(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := examples.ExpectedOutput(jobArgs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("output differs:\n got %v\nwant %v", got, want)
+	}
+}
+
+// TestYARNSubmitErrors: clear errors for an unreachable RM, an unknown queue and a
+// container above the maximum allocation.
+func TestYARNSubmitErrors(t *testing.T) {
+	env := hadooptest.RequireYARN(t)
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"unreachable", []string{"-Dyarn.resourcemanager.address=127.0.0.1:1"}, "YARN ResourceManager unreachable"},
+		{"queue", []string{"-Dyarn.application.queue=no-such-queue"}, "YARN queue not found"},
+		{"too large", []string{"-Dtaskmanager.memory.process.size=64 gb"}, "larger than the YARN maximum allocation"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			args := append([]string{"run", "--target", "yarn-per-job", "--job-classname", examples.CheckableCountName}, yarnSettings()...)
+			args = append(append(args, tt.args...), "--", "--output", t.TempDir())
+			cmd := exec.Command(tideBin, args...)
+			cmd.Env = append(os.Environ(), "HADOOP_CONF_DIR="+env.ConfDir)
+			b, err := cmd.CombinedOutput()
+			if err == nil || !strings.Contains(string(b), tt.want) {
+				t.Fatalf("tide run = %v, output:\n%s\nwant an error saying %q", err, b, tt.want)
+			}
+		})
+	}
+}

@@ -1,0 +1,392 @@
+package yarn
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"sync"
+
+	"github.com/hashicorp/go-multierror"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/tidestream/tide/core"
+	"github.com/tidestream/tide/drivers"
+	"github.com/tidestream/tide/yarn/yarnpb"
+)
+
+// taskManagerPriority is the priority of every TaskManager container ask; one priority
+// and one capability make one absolute ask key.
+const taskManagerPriority = 1
+
+// workerState is where one requested TaskManager is.
+type workerState int
+
+const (
+	stateWaiting    workerState = iota // asked for, no container yet
+	stateLaunching                     // container allocated, startContainers in flight
+	stateLaunched                      // started, TaskManager not registered yet
+	stateRegistered                    // the TaskManager registered with the AM
+	stateUnmanaged                     // registered by itself, no container of ours
+)
+
+func (s workerState) String() string {
+	return [...]string{"waiting", "launching", "launched", "registered", "unmanaged"}[s]
+}
+
+// worker is one TaskManager the driver was asked for (or admitted).
+type worker struct {
+	id        core.TaskManagerID
+	state     workerState
+	container *yarnpb.ContainerProto // nil while waiting
+	node      core.NodeID
+	released  bool // ReleaseWorker was called; the completion reports it terminated
+	failures  int  // containers whose TaskManager died before registering
+}
+
+// Driver is the YARN ResourceManager driver: it registers the AM, heartbeats allocate
+// (faster while containers are pending), asks for TaskManager containers as absolute
+// asks, launches TaskManagers through the NodeManagers, reports completed containers at
+// once, releases containers on downscale, keeps YARN's application blacklist in step with
+// the AM's blocklist and unregisters with the final status.
+//
+// Every method is safe for concurrent use.
+type Driver struct {
+	cfg DriverConfig
+	log *slog.Logger
+
+	mu         sync.Mutex
+	started    bool
+	closed     bool
+	finished   bool
+	handler    drivers.EventHandler
+	blocked    drivers.BlockedNodes
+	seq        int
+	attempt    string
+	workers    map[core.TaskManagerID]*worker
+	waiting    []core.TaskManagerID       // FIFO of workers without a container
+	containers map[string]*worker         // by container id
+	releases   []*yarnpb.ContainerIdProto // sent with the next allocate
+	askSent    int32                      // the RM's idea of our outstanding ask
+	askDirty   bool                       // resend the ask even if unchanged (after a resync)
+	nodes      map[string]bool            // NodeIds host:port of the cluster's running nodes
+	blacklist  map[core.NodeID]bool       // what YARN's blacklist holds for us
+	allBlocked bool                       // last heartbeat found every node blocked
+	clusterN   int32
+	maxMemory  int64
+	maxVCores  int32
+	hbFailures int
+
+	wake chan struct{}
+	stop chan struct{}
+	wg   sync.WaitGroup
+}
+
+var (
+	_ drivers.Driver   = (*Driver)(nil)
+	_ drivers.Admitter = (*Driver)(nil)
+)
+
+// NewDriver returns a YARN driver; Start registers the AM.
+func NewDriver(cfg DriverConfig) (*Driver, error) {
+	if err := cfg.validate(); err != nil {
+		return nil, fmt.Errorf("YARN driver: %w", err)
+	}
+	cfg.withDefaults()
+	return &Driver{
+		cfg:        cfg,
+		log:        cfg.Logger.With("driver", DriverName),
+		workers:    map[core.TaskManagerID]*worker{},
+		containers: map[string]*worker{},
+		nodes:      map[string]bool{},
+		blacklist:  map[core.NodeID]bool{},
+		wake:       make(chan struct{}, 1),
+		stop:       make(chan struct{}),
+	}, nil
+}
+
+// Name is "yarn".
+func (d *Driver) Name() string { return DriverName }
+
+func (d *Driver) check() error {
+	switch {
+	case d.closed:
+		return drivers.ErrClosed
+	case !d.started:
+		return drivers.ErrNotStarted
+	}
+	return nil
+}
+
+// Start registers the AM with the RM and starts heartbeating. Containers of a previous
+// attempt are not reused (tide submits without keep-containers: their TaskManagers knew
+// the old AM's address), so Start recovers no workers.
+func (d *Driver) Start(ctx context.Context, handler drivers.EventHandler, blocked drivers.BlockedNodes) ([]drivers.Worker, error) {
+	d.mu.Lock()
+	switch {
+	case d.closed:
+		d.mu.Unlock()
+		return nil, fmt.Errorf("start YARN driver: %w", drivers.ErrClosed)
+	case d.started:
+		d.mu.Unlock()
+		return nil, fmt.Errorf("start YARN driver: %w", drivers.ErrAlreadyStarted)
+	}
+	d.mu.Unlock()
+	if blocked == nil {
+		blocked = func(core.NodeID) bool { return false }
+	}
+	reg, err := d.cfg.Scheduler.Register(ctx, d.cfg.Host, int32(d.cfg.RPCPort), d.cfg.TrackingURL)
+	if err != nil {
+		return nil, fmt.Errorf("start YARN driver: registering the AM at %s: %w", d.cfg.TrackingURL, err)
+	}
+	max := reg.GetMaximumCapability()
+	want := &yarnpb.ResourceProto{Memory: proto.Int64(d.cfg.MemoryMB), VirtualCores: proto.Int32(d.cfg.VCores)}
+	if err := CheckFits(want, max); err != nil {
+		return nil, fmt.Errorf("start YARN driver: TaskManager container (taskmanager.memory.process.size, yarn.containers.vcores): %w", err)
+	}
+	var nodes []string
+	if d.cfg.Nodes != nil {
+		if nodes, err = d.cfg.Nodes.RunningNodes(ctx); err != nil {
+			// Not fatal: nodes are learnt from containers and node updates too.
+			d.log.Warn("cannot list the cluster's nodes; the blacklist covers nodes seen in containers only", "err", err)
+		}
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.closed {
+		return nil, fmt.Errorf("start YARN driver: %w", drivers.ErrClosed)
+	}
+	d.started, d.handler, d.blocked = true, handler, blocked
+	d.maxMemory, d.maxVCores = max.GetMemory(), max.GetVirtualCores()
+	for _, n := range nodes {
+		d.nodes[n] = true
+	}
+	for _, c := range reg.GetContainersFromPreviousAttempts() {
+		d.log.Info("releasing a container of a previous attempt", "container", ContainerIDString(c.GetId()))
+		d.releases = append(d.releases, c.GetId())
+	}
+	d.log.Info("YARN driver started", "queue", reg.GetQueue(), "nodes", len(nodes),
+		"container_mb", d.cfg.MemoryMB, "container_vcores", d.cfg.VCores, "node_ids", d.cfg.NodeIDs,
+		"heartbeat", d.cfg.Heartbeat, "fast_heartbeat", d.cfg.FastHeartbeat)
+	d.wg.Add(1)
+	go d.heartbeatLoop()
+	return nil, nil
+}
+
+// RequestWorker asks for one more TaskManager container. The id is the TaskManager's from
+// the start; the container is asked for with the next heartbeat, which comes at once.
+func (d *Driver) RequestWorker(_ context.Context, spec drivers.WorkerSpec) (core.TaskManagerID, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if err := d.check(); err != nil {
+		return "", fmt.Errorf("request YARN TaskManager: %w", err)
+	}
+	if spec.MemoryMB > 0 && int64(spec.MemoryMB) != d.cfg.MemoryMB {
+		d.log.Warn("worker spec asks for another container size than configured; using the configured one",
+			"asked_mb", spec.MemoryMB, "configured_mb", d.cfg.MemoryMB)
+	}
+	d.seq++
+	id := core.TaskManagerID(fmt.Sprintf("tm-yarn-%d", d.seq))
+	if d.attempt != "" {
+		id = core.TaskManagerID(fmt.Sprintf("tm-%s-%d", d.attempt, d.seq))
+	}
+	d.workers[id] = &worker{id: id, state: stateWaiting}
+	d.waiting = append(d.waiting, id)
+	d.kick()
+	return id, nil
+}
+
+// SetAttempt makes TaskManager ids carry the AM attempt (e.g. "2"), so ids of different
+// attempts never collide in logs and checkpoints' history.
+func (d *Driver) SetAttempt(attempt string) {
+	d.mu.Lock()
+	d.attempt = attempt
+	d.mu.Unlock()
+}
+
+// Admit accepts a registering TaskManager unless its node is blocked. A TaskManager the
+// driver did not start (one started by hand against a YARN AM) is accepted as unmanaged.
+func (d *Driver) Admit(_ context.Context, w drivers.Worker) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if err := d.check(); err != nil {
+		return fmt.Errorf("admit TaskManager %s: %w", w.ID, err)
+	}
+	if d.blocked(w.Node) {
+		d.log.Info("refusing TaskManager on blocked node", "taskmanager", w.ID, "node", w.Node)
+		return fmt.Errorf("admit TaskManager %s on node %s: %w", w.ID, w.Node, drivers.ErrBlocked)
+	}
+	wk, ok := d.workers[w.ID]
+	if !ok {
+		d.log.Info("admitting a TaskManager the driver did not start", "taskmanager", w.ID, "node", w.Node)
+		d.workers[w.ID] = &worker{id: w.ID, state: stateUnmanaged, node: w.Node}
+		return nil
+	}
+	if wk.state == stateWaiting {
+		return fmt.Errorf("admit TaskManager %s: no container was allocated for it yet: %w", w.ID, drivers.ErrUnknownWorker)
+	}
+	if wk.node != "" && wk.node != w.Node {
+		d.log.Warn("TaskManager reports another node than its container's", "taskmanager", w.ID, "reported", w.Node, "container_node", wk.node)
+	}
+	wk.state = stateRegistered
+	return nil
+}
+
+// ReleaseWorker gives the TaskManager's container back (the RM stops it); its
+// OnWorkerTerminated follows when the RM reports the container completed. A worker still
+// waiting for a container is dropped from the ask.
+func (d *Driver) ReleaseWorker(_ context.Context, id core.TaskManagerID) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if err := d.check(); err != nil {
+		return fmt.Errorf("release TaskManager %s: %w", id, err)
+	}
+	w, ok := d.workers[id]
+	if !ok || w.released {
+		return fmt.Errorf("release TaskManager %s: %w", id, drivers.ErrUnknownWorker)
+	}
+	w.released = true
+	switch {
+	case w.container != nil:
+		d.releases = append(d.releases, w.container.GetId())
+		d.log.Info("releasing TaskManager container", "taskmanager", id, "container", ContainerIDString(w.container.GetId()), "node", w.node)
+	default:
+		// Waiting or unmanaged: nothing to give back to YARN.
+		d.forget(w)
+		d.notifyLater(func(h drivers.EventHandler) { h.OnWorkerTerminated(id, "released by the AM") })
+	}
+	d.kick()
+	return nil
+}
+
+// notifyLater delivers an event from a goroutine, so it always arrives after the call
+// that caused it has returned (mu held).
+func (d *Driver) notifyLater(f func(drivers.EventHandler)) {
+	h := d.handler
+	d.wg.Add(1)
+	go func() {
+		defer d.wg.Done()
+		f(h)
+	}()
+}
+
+// forget drops w from every index (mu held).
+func (d *Driver) forget(w *worker) {
+	delete(d.workers, w.id)
+	if w.container != nil {
+		delete(d.containers, ContainerIDString(w.container.GetId()))
+	}
+	for i, id := range d.waiting {
+		if id == w.id {
+			d.waiting = append(d.waiting[:i], d.waiting[i+1:]...)
+			break
+		}
+	}
+}
+
+// kick makes the heartbeat loop run now (mu held or not).
+func (d *Driver) kick() {
+	select {
+	case d.wake <- struct{}{}:
+	default:
+	}
+}
+
+// Deregister unregisters the application with its final status and diagnostics, waiting
+// until the RM has stored them.
+func (d *Driver) Deregister(ctx context.Context, status drivers.FinalStatus, diagnostics string) error {
+	d.mu.Lock()
+	if err := d.check(); err != nil {
+		d.mu.Unlock()
+		return fmt.Errorf("deregister YARN application (%s): %w", status, err)
+	}
+	d.finished = true
+	d.mu.Unlock()
+	if err := d.cfg.Scheduler.Finish(ctx, finalStatusProto(status), diagnostics, d.cfg.TrackingURL); err != nil {
+		return fmt.Errorf("deregister YARN application (%s): %w", status, err)
+	}
+	d.log.Info("YARN application unregistered", "status", status, "diagnostics", diagnostics)
+	return nil
+}
+
+func finalStatusProto(s drivers.FinalStatus) yarnpb.FinalApplicationStatusProto {
+	switch s {
+	case drivers.StatusSucceeded:
+		return yarnpb.FinalApplicationStatusProto_APP_SUCCEEDED
+	case drivers.StatusFailed:
+		return yarnpb.FinalApplicationStatusProto_APP_FAILED
+	case drivers.StatusKilled:
+		return yarnpb.FinalApplicationStatusProto_APP_KILLED
+	}
+	return yarnpb.FinalApplicationStatusProto_APP_UNDEFINED
+}
+
+// Close stops heartbeating and closes the connections; it is idempotent.
+func (d *Driver) Close(ctx context.Context) error {
+	d.mu.Lock()
+	if d.closed {
+		d.mu.Unlock()
+		return nil
+	}
+	d.closed = true
+	close(d.stop)
+	d.mu.Unlock()
+	done := make(chan struct{})
+	go func() { d.wg.Wait(); close(done) }()
+	var errs *multierror.Error
+	select {
+	case <-done:
+	case <-ctx.Done():
+		errs = multierror.Append(errs, fmt.Errorf("close YARN driver: waiting for the heartbeat loop: %w", ctx.Err()))
+	}
+	if err := d.cfg.Scheduler.Close(); err != nil {
+		errs = multierror.Append(errs, fmt.Errorf("close YARN driver: scheduler client: %w", err))
+	}
+	if err := d.cfg.Containers.Close(); err != nil {
+		errs = multierror.Append(errs, fmt.Errorf("close YARN driver: NodeManager client: %w", err))
+	}
+	if c, ok := d.cfg.Nodes.(io.Closer); ok {
+		if err := c.Close(); err != nil {
+			errs = multierror.Append(errs, fmt.Errorf("close YARN driver: node lister: %w", err))
+		}
+	}
+	return errs.ErrorOrNil()
+}
+
+// Status is a snapshot of the driver, for logs and tests.
+type Status struct {
+	Waiting, Launching, Launched, Registered int
+	ClusterNodes                             int
+	Blacklisted                              []core.NodeID
+	AllNodesBlocked                          bool
+}
+
+// Status reports what the driver is waiting for.
+func (d *Driver) Status() Status {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	var s Status
+	for _, w := range d.workers {
+		switch w.state {
+		case stateWaiting:
+			s.Waiting++
+		case stateLaunching:
+			s.Launching++
+		case stateLaunched:
+			s.Launched++
+		case stateRegistered, stateUnmanaged:
+			s.Registered++
+		}
+	}
+	s.ClusterNodes = int(d.clusterN)
+	for n := range d.blacklist {
+		s.Blacklisted = append(s.Blacklisted, n)
+	}
+	s.AllNodesBlocked = d.allBlocked
+	return s
+}
+
+// errAllNodesBlocked is reported when every cluster node is blocked while containers are
+// wanted: YARN would never allocate one and never say so.
+var errAllNodesBlocked = errors.New("every YARN node is blocked")

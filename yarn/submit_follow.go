@@ -1,0 +1,136 @@
+package yarn
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/tidestream/tide/yarn/yarnpb"
+)
+
+// Progress is what Follow reports along the way.
+type Progress struct {
+	State       yarnpb.YarnApplicationStateProto
+	TrackingURL string // the AM's REST address, once it registered
+	JobState    string // the job's status from the AM's REST API ("" before)
+	Report      *yarnpb.ApplicationReportProto
+}
+
+// FollowOptions tunes Follow.
+type FollowOptions struct {
+	// Poll is the interval between reports (default 250 ms).
+	Poll time.Duration
+	// UntilRunning returns as soon as the job is RUNNING (tide run --detached).
+	UntilRunning bool
+	// OnChange is called whenever the application's or the job's state changes.
+	OnChange func(Progress)
+	// HTTP reaches the AM's REST API (default a client with a 5 s timeout).
+	HTTP *http.Client
+}
+
+// ErrApplicationFailed: the application ended with a final status other than SUCCEEDED.
+var ErrApplicationFailed = errors.New("YARN application did not succeed")
+
+// Follow polls the application until the job is RUNNING (UntilRunning) or the
+// application ends. It returns the last progress; an application that ended with
+// any final status other than SUCCEEDED gives ErrApplicationFailed with the diagnostics.
+func Follow(ctx context.Context, rm *ClientRM, app *yarnpb.ApplicationIdProto, o FollowOptions) (Progress, error) {
+	if o.Poll <= 0 {
+		o.Poll = 250 * time.Millisecond
+	}
+	if o.HTTP == nil {
+		o.HTTP = &http.Client{Timeout: 5 * time.Second}
+	}
+	var last Progress
+	for {
+		r, err := rm.GetApplicationReport(ctx, app)
+		if err != nil {
+			return last, err
+		}
+		p := Progress{State: r.GetYarnApplicationState(), Report: r, TrackingURL: amURL(r), JobState: last.JobState}
+		if p.State == yarnpb.YarnApplicationStateProto_RUNNING && p.TrackingURL != "" {
+			if st, err := jobState(ctx, o.HTTP, p.TrackingURL); err == nil {
+				p.JobState = st
+			}
+		}
+		if p.State != last.State || p.JobState != last.JobState || p.TrackingURL != last.TrackingURL {
+			if o.OnChange != nil {
+				o.OnChange(p)
+			}
+		}
+		last = p
+		switch p.State {
+		case yarnpb.YarnApplicationStateProto_FINISHED, yarnpb.YarnApplicationStateProto_FAILED, yarnpb.YarnApplicationStateProto_KILLED:
+			if r.GetFinalApplicationStatus() != yarnpb.FinalApplicationStatusProto_APP_SUCCEEDED {
+				return p, fmt.Errorf("%s ended %v with final status %v: %s: %w", ApplicationIDString(app), p.State,
+					r.GetFinalApplicationStatus(), r.GetDiagnostics(), ErrApplicationFailed)
+			}
+			return p, nil
+		}
+		if o.UntilRunning && p.JobState == "RUNNING" {
+			return p, nil
+		}
+		t := time.NewTimer(o.Poll)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return p, fmt.Errorf("following %s: %w", ApplicationIDString(app), context.Cause(ctx))
+		case <-t.C:
+		}
+	}
+}
+
+// amURL is the AM's own REST address: the tracking URL it registered (the report's
+// trackingUrl is the RM's web proxy).
+func amURL(r *yarnpb.ApplicationReportProto) string {
+	u := r.GetOriginalTrackingUrl()
+	if u == "" || u == "N/A" {
+		return ""
+	}
+	if !strings.Contains(u, "://") {
+		u = "http://" + u
+	}
+	return strings.TrimRight(u, "/")
+}
+
+// jobState asks the AM's REST API for its job's state.
+func jobState(ctx context.Context, c *http.Client, base string) (string, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"/jobs/overview", nil)
+	if err != nil {
+		return "", err
+	}
+	resp, err := c.Do(req)
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if err != nil {
+		return "", err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return "", fmt.Errorf("GET %s/jobs/overview: %s", base, resp.Status)
+	}
+	return parseJobState(body)
+}
+
+// parseJobState reads the first job's state from a /jobs/overview body.
+func parseJobState(body []byte) (string, error) {
+	var ov struct {
+		Jobs []struct {
+			State string `json:"state"`
+		} `json:"jobs"`
+	}
+	if err := json.Unmarshal(body, &ov); err != nil {
+		return "", fmt.Errorf("/jobs/overview: %w", err)
+	}
+	if len(ov.Jobs) == 0 {
+		return "", errors.New("/jobs/overview: no job")
+	}
+	return ov.Jobs[0].State, nil
+}
