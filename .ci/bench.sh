@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# make bench: tide's Go benchmarks and end-to-end timings. Every figure is printed next to
+# what it is compared with, measured in the same run (a raw TCP copy for the data plane, the
+# bare binary's start for rescale downtime, Hadoop's own Java client for HDFS, the 10k case
+# for the 20k scheduling decision). Benchmarks never fail a build; they report.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+out=.cache/bench
+mkdir -p "$out"
+section() { printf '\n==> %s\n' "$*"; }
+
+# ratio FILE A B: prints B's ns/op divided by A's (benchmark names without the -N suffix).
+ratio() {
+  awk -v a="$2" -v b="$3" '
+    { name=$1; sub(/-[0-9]+$/, "", name) }
+    name==a { ta=$3 } name==b { tb=$3 }
+    END { if (ta && tb) printf "    %s / %s = %.2fx (linear scaling would be 2.00x)\n", b, a, tb/ta }' "$1"
+}
+
+section "core: one scheduling decision (10,000 and 20,000 subtasks on 10-slot TaskManagers), plan+deploy, Step"
+go test -run '^$' -bench 'Decision|PlanAndDeploy|Step' -benchmem ./core/ ./core/allocator/ | tee "$out/core.txt"
+ratio "$out/core.txt" BenchmarkDecision10k BenchmarkDecision20k
+ratio "$out/core.txt" BenchmarkPlanAndDeploy10k BenchmarkPlanAndDeploy20k
+
+section "data plane: 100-byte records over loopback TCP and in-process, against a raw TCP io.Copy of the same bytes"
+go test -run '^$' -bench Throughput -benchtime 2000000x ./tm/netplane/ | tee "$out/netplane.txt"
+
+section "task executor: WordCount through a keyBy across two executors (in one process)"
+go test -run '^$' -bench WordCount -benchtime 1000000x ./tm/exec/ | tee "$out/exec.txt"
+
+section "end to end over real processes: rescale downtime (next to the bare binary's start) and WordCount"
+test/e2e/bench.sh | tee "$out/e2e.txt"
+
+if command -v java >/dev/null && command -v mvn >/dev/null; then
+  section "HDFS: checkpoint-sized writes and reads, Go client vs Hadoop's Java client vs local disk"
+  make --no-print-directory hadoop-up HADOOP_YARN=1 >/dev/null
+  test/hadoop/bench.sh | tee "$out/hdfs.txt"
+  if [ -x test/e2e/bench_hdfs.sh ]; then
+    section "checkpoint duration of CheckableCount: file:// vs hdfs://"
+    test/e2e/bench_hdfs.sh | tee "$out/checkpoint.txt"
+  fi
+  section "YARN: tide run to RUNNING, container allocation to TaskManager registered, next to the AM heartbeat"
+  test/e2e/bench_yarn.sh | tee "$out/yarn.txt"
+else
+  section "HDFS and YARN benchmarks skipped: no Java/Maven on this machine"
+fi
+printf '\nall figures are also in %s/\n' "$out"
