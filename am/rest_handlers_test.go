@@ -3,12 +3,12 @@ package am
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"net/http"
 	"slices"
 	"sort"
 	"strings"
 	"testing"
-	"time"
 )
 
 const jobPath = "/jobs/" + testJobID
@@ -372,9 +372,9 @@ func TestRESTBlocklist(t *testing.T) {
 				End   int64 `json:"endTimestamp,string"`
 			}
 			mustJSON(t, b, &n)
-			// No endTimestamp: blocklist.default-timeout (default 1 h) applies.
-			if n.End-n.Start != time.Hour.Milliseconds() {
-				t.Errorf("blocking %s: want the default timeout of 1 h", b)
+			// No endTimestamp: permanent (FLIP-224), since blocklist.default-timeout is 0 by default.
+			if n.End != math.MaxInt64 {
+				t.Errorf("blocking %s: want a permanent block (endTimestamp Long.MAX_VALUE)", b)
 			}
 		}},
 		{"PUT", "/blocklist/nodes/n1", `{"action":"MARK_BLOCKED","cause":"again"}`, 409, func(t *testing.T, b []byte) {

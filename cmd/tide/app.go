@@ -27,18 +27,26 @@ func newApp() *cli.App {
 the job runs at the parallelism their slots allow and, in reactive mode
 (-Dexecution-mode=reactive), rescales whenever one joins or leaves.
 
-` + dynamicHelp,
+` + dynamicHelp + `
+
+Client commands find the AM at -m/--jobmanager host:port, else $TIDE_JOBMANAGER, else
+rest.address:rest.port of flink-conf.yaml, else localhost:8081. JOB is a job id, a
+unique prefix of one, or the job name. --json prints JSON for scripts.
+
+` + exitCodesHelp,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "log-level", Value: "info", EnvVars: []string{"TIDE_LOG_LEVEL"},
 				Usage: "debug, info, warn or error"},
 		},
-		Before: setupLogging,
-		Commands: []*cli.Command{
+		Before:       setupLogging,
+		Action:       rootAction,
+		OnUsageError: onUsageError,
+		Commands: append([]*cli.Command{
 			jobManagerCommand(),
 			taskManagerCommand(),
 			runCommand(),
 			listJobsCommand(),
-		},
+		}, clientCommands()...),
 		HideHelpCommand: true,
 	}
 }

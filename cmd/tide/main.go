@@ -8,8 +8,9 @@ import (
 )
 
 func main() {
-	if err := newApp().Run(normalizeArgs(os.Args)); err != nil {
+	app := newApp()
+	if err := app.Run(interleaveArgs(app, normalizeArgs(os.Args))); err != nil {
 		fmt.Fprintf(os.Stderr, "tide: %s\n", err)
-		os.Exit(1)
+		os.Exit(exitCode(err))
 	}
 }

@@ -1,0 +1,82 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/urfave/cli/v2"
+)
+
+func cancelCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "cancel",
+		Usage:     "cancel a job",
+		ArgsUsage: "JOB",
+		Description: `Asks the AM to cancel the job (PATCH /jobs/:jobid?mode=cancel); the AM then stops its
+tasks and exits. With --wait, waits until the job is CANCELED (or the AM has exited).`,
+		Flags: append(clientFlags(),
+			&cli.DurationFlag{Name: "wait", Usage: "wait up to this long for the job to be CANCELED (0: do not wait)"}),
+		OnUsageError: onUsageError,
+		Action: func(c *cli.Context) error {
+			ref, err := jobArg(c)
+			if err != nil {
+				return err
+			}
+			cc, err := newClientCommand(c)
+			if err != nil {
+				return err
+			}
+			j, err := cc.api.resolveJob(c.Context, ref)
+			if err != nil {
+				return err
+			}
+			if err := cc.api.do(c.Context, "PATCH", "/jobs/"+j.JID+"?mode=cancel", nil, nil); err != nil {
+				return err
+			}
+			cc.progress("Cancellation of job %s (%s) requested.", j.JID, j.Name)
+			state := "CANCELLING"
+			if wait := c.Duration("wait"); wait > 0 {
+				if state, err = waitCanceled(c.Context, cc, j.JID, wait); err != nil {
+					return err
+				}
+				cc.progress("Job %s is %s.", j.JID, state)
+			}
+			if cc.json {
+				return cc.printJSON(map[string]string{"jid": j.JID, "state": state})
+			}
+			return nil
+		},
+	}
+}
+
+// waitCanceled polls the job's status until it is terminal; an AM that has exited after
+// the cancellation counts as CANCELED.
+func waitCanceled(ctx context.Context, cc *clientCommand, jobID string, wait time.Duration) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, wait)
+	defer cancel()
+	last := "CANCELLING"
+	for {
+		var st struct {
+			Status string `json:"status"`
+		}
+		err := cc.api.do(ctx, "GET", "/jobs/"+jobID+"/status", nil, &st)
+		switch {
+		case err == nil:
+			last = st.Status
+			switch st.Status {
+			case "CANCELED", "FINISHED", "FAILED", "SUSPENDED":
+				return st.Status, nil
+			}
+		case exitCode(err) == exitUnreachable:
+			return "CANCELED", nil // the AM exits once the job is cancelled
+		case ctx.Err() == nil:
+			return last, err
+		}
+		select {
+		case <-ctx.Done():
+			return last, fmt.Errorf("job %s still %s after %s", jobID, last, wait)
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}

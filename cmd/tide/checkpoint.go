@@ -1,0 +1,50 @@
+package main
+
+import (
+	"time"
+
+	"github.com/urfave/cli/v2"
+)
+
+func checkpointCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "checkpoint",
+		Usage:     "trigger a checkpoint and wait for it",
+		ArgsUsage: "JOB",
+		Description: `Triggers a checkpoint now (POST /jobs/:jobid/checkpoints) and polls its status until it
+completes or fails; prints the checkpoint id.`,
+		Flags: append(clientFlags(),
+			&cli.StringFlag{Name: "type", Value: "CONFIGURED", Usage: "checkpointType: CONFIGURED, FULL or INCREMENTAL"},
+			&cli.DurationFlag{Name: "wait", Value: 10 * time.Minute, Usage: "give up waiting after this long"}),
+		OnUsageError: onUsageError,
+		Action: func(c *cli.Context) error {
+			ref, err := jobArg(c)
+			if err != nil {
+				return err
+			}
+			switch c.String("type") {
+			case "CONFIGURED", "FULL", "INCREMENTAL":
+			default:
+				return usagef("--type %q: expected CONFIGURED, FULL or INCREMENTAL", c.String("type"))
+			}
+			cc, err := newClientCommand(c)
+			if err != nil {
+				return err
+			}
+			j, err := cc.api.resolveJob(c.Context, ref)
+			if err != nil {
+				return err
+			}
+			op, raw, err := cc.trigger(c.Context, "Checkpoint of job "+j.JID, "/jobs/"+j.JID+"/checkpoints",
+				map[string]string{"checkpointType": c.String("type")}, c.Duration("wait"))
+			if err != nil {
+				return err
+			}
+			if cc.json {
+				return cc.printJSON(map[string]any{"jid": j.JID, "operation": raw})
+			}
+			cc.progress("Checkpoint %d of job %s completed.", op.CheckpointID, j.JID)
+			return nil
+		},
+	}
+}

@@ -1,0 +1,45 @@
+package main
+
+import (
+	"strconv"
+
+	"github.com/urfave/cli/v2"
+)
+
+func listCommand() *cli.Command {
+	return &cli.Command{
+		Name:         "list",
+		Usage:        "list the jobs of the AM",
+		Description:  "Shows each job's id, name, status, start time and duration (GET /jobs/overview).",
+		Flags:        clientFlags(),
+		OnUsageError: onUsageError,
+		Action: func(c *cli.Context) error {
+			if err := noArgs(c); err != nil {
+				return err
+			}
+			cc, err := newClientCommand(c)
+			if err != nil {
+				return err
+			}
+			jobs, err := cc.api.jobsOverview(c.Context)
+			if err != nil {
+				return err
+			}
+			if cc.json {
+				return cc.printJSON(map[string]any{"jobs": jobs})
+			}
+			if len(jobs) == 0 {
+				cc.progress("No jobs.")
+				return nil
+			}
+			t := newTable(cc.out, "JOB ID", "NAME", "STATUS", "START TIME", "DURATION")
+			for _, j := range jobs {
+				t.row(j.JID, j.Name, j.State, fmtMillis(j.StartTime), fmtDurationMillis(j.Duration))
+			}
+			return t.flush()
+		},
+	}
+}
+
+// itoa keeps table code short.
+func itoa(n int) string { return strconv.Itoa(n) }

@@ -1,0 +1,83 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+)
+
+// rescaleEntry is one entry of GET /jobs/:jobid/rescales.
+type rescaleEntry struct {
+	ID       int64  `json:"id"`
+	Trigger  string `json:"trigger"`
+	Cause    string `json:"cause"`
+	Outcome  string `json:"outcome"`
+	Start    int64  `json:"start"`
+	Duration int64  `json:"duration"`
+	Attempt  int64  `json:"attempt"`
+	Vertices []struct {
+		Vertex string `json:"vertex"`
+		Before int    `json:"before"`
+		After  int    `json:"after"`
+	} `json:"vertices"`
+}
+
+func rescalesCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "rescales",
+		Usage:     "show a job's rescale history",
+		ArgsUsage: "JOB",
+		Description: `Lists every rescale of the job, oldest first (GET /jobs/:jobid/rescales): what triggered
+it, its outcome, when it started, how long it took and each vertex's parallelism before
+and after.`,
+		Flags:        clientFlags(),
+		OnUsageError: onUsageError,
+		Action: func(c *cli.Context) error {
+			ref, err := jobArg(c)
+			if err != nil {
+				return err
+			}
+			cc, err := newClientCommand(c)
+			if err != nil {
+				return err
+			}
+			j, err := cc.api.resolveJob(c.Context, ref)
+			if err != nil {
+				return err
+			}
+			var raw json.RawMessage
+			if err := cc.api.do(c.Context, "GET", "/jobs/"+j.JID+"/rescales", nil, &raw); err != nil {
+				return err
+			}
+			if cc.json {
+				return cc.printJSON(raw)
+			}
+			var body struct {
+				Rescales []rescaleEntry `json:"rescales"`
+			}
+			if err := json.Unmarshal(raw, &body); err != nil {
+				return fmt.Errorf("GET /jobs/%s/rescales: unexpected answer: %w", j.JID, err)
+			}
+			if len(body.Rescales) == 0 {
+				cc.progress("Job %s has not been scheduled yet.", j.JID)
+				return nil
+			}
+			t := newTable(cc.out, "ID", "TRIGGER", "OUTCOME", "STARTED", "TOOK", "ATTEMPT", "PARALLELISM")
+			for _, r := range body.Rescales {
+				var vs []string
+				for _, v := range r.Vertices {
+					vs = append(vs, fmt.Sprintf("%s %d→%d", v.Vertex, v.Before, v.After))
+				}
+				outcome := r.Outcome
+				if outcome == "" {
+					outcome = "IN_PROGRESS"
+				}
+				t.row(fmt.Sprint(r.ID), r.Trigger, outcome, fmtMillis(r.Start), fmtDurationMillis(r.Duration),
+					fmt.Sprint(r.Attempt), strings.Join(vs, ", "))
+			}
+			return t.flush()
+		},
+	}
+}

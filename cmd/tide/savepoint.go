@@ -1,0 +1,48 @@
+package main
+
+import (
+	"time"
+
+	"github.com/urfave/cli/v2"
+)
+
+func savepointCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "savepoint",
+		Usage:     "take a savepoint of a job and wait for it",
+		ArgsUsage: "JOB",
+		Description: `Triggers a savepoint (POST /jobs/:jobid/savepoints) into --dir (default: the AM's
+state.savepoints.dir) and polls until it completes; prints its location.`,
+		Flags: append(clientFlags(),
+			&cli.StringFlag{Name: "dir", Aliases: []string{"d"}, Usage: "target `directory` (file:// or hdfs://)"},
+			&cli.DurationFlag{Name: "wait", Value: 10 * time.Minute, Usage: "give up waiting after this long"}),
+		OnUsageError: onUsageError,
+		Action: func(c *cli.Context) error {
+			ref, err := jobArg(c)
+			if err != nil {
+				return err
+			}
+			cc, err := newClientCommand(c)
+			if err != nil {
+				return err
+			}
+			j, err := cc.api.resolveJob(c.Context, ref)
+			if err != nil {
+				return err
+			}
+			body := map[string]any{"cancel-job": false}
+			if d := c.String("dir"); d != "" {
+				body["target-directory"] = d
+			}
+			op, raw, err := cc.trigger(c.Context, "Savepoint of job "+j.JID, "/jobs/"+j.JID+"/savepoints", body, c.Duration("wait"))
+			if err != nil {
+				return err
+			}
+			if cc.json {
+				return cc.printJSON(map[string]any{"jid": j.JID, "operation": raw})
+			}
+			cc.progress("Savepoint of job %s completed: %s", j.JID, op.Location)
+			return nil
+		},
+	}
+}
