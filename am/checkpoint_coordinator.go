@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
+	"slices"
 	"sync"
 	"time"
 
@@ -24,6 +26,8 @@ type checkpointCoordinator struct {
 	co       *checkpoint.Coordinator
 	interval time.Duration
 	timeout  time.Duration
+	// tolerance fails the job over after too many consecutive counted failures.
+	tolerance failureTolerance
 
 	running  bool
 	attempt  core.AttemptID
@@ -43,16 +47,25 @@ func newCheckpointCoordinator(a *AM, cfg Config) (*checkpointCoordinator, error)
 	if err != nil {
 		return nil, err
 	}
+	tolerable, err := parseTolerableFailedCheckpoints(cfg.Conf)
+	if err != nil {
+		return nil, err
+	}
 	c := &checkpointCoordinator{am: a, log: a.log, co: co, interval: cfg.CheckpointInterval,
-		timeout: cfg.CheckpointTimeout, coord: map[int64]map[string][]byte{}}
+		timeout: cfg.CheckpointTimeout, coord: map[int64]map[string][]byte{},
+		tolerance: failureTolerance{limit: tolerable}}
 	if cfg.Storage != nil {
 		c.store = &checkpointStore{st: cfg.Storage, jobID: cfg.JobID}
 	}
 	return c, nil
 }
 
-// recover adopts the checkpoints a previous AM left and returns the newest complete
-// one, the job's restore point (before the loop starts).
+// recover adopts the checkpoints a previous AM left and returns the newest intact
+// one, the job's restore point (before the loop starts). Incomplete checkpoints (no
+// _metadata) are deleted. Every file the newest complete checkpoint's _metadata lists
+// must exist with its recorded size; if one is missing or truncated, recovery falls
+// back to the next older complete checkpoint and says so. Damaged checkpoints are left
+// in place for inspection (new checkpoint ids continue above them).
 func (c *checkpointCoordinator) recover(ctx context.Context) (core.CheckpointID, error) {
 	if c.store == nil {
 		return 0, nil
@@ -61,25 +74,35 @@ func (c *checkpointCoordinator) recover(ctx context.Context) (core.CheckpointID,
 	defer cancel()
 	sel, err := c.store.scan(ctx)
 	if err != nil {
-		return 0, err
-	}
-	for _, id := range c.co.Adopt(sel.Complete, sel.Highest) {
-		c.discard(id)
+		return 0, fmt.Errorf("recover job %s: %w", c.store.jobID, err)
 	}
 	for _, id := range sel.Incomplete {
+		c.log.Info("deleting incomplete checkpoint (no _metadata)", "checkpoint", id, "path", c.chkPath(id))
 		c.discard(id)
 	}
-	if sel.Latest == 0 {
+	rp, err := c.store.newestIntact(ctx, sel.Complete)
+	if err != nil {
+		return 0, fmt.Errorf("recover job %s: %w", c.store.jobID, err)
+	}
+	for _, id := range slices.Sorted(maps.Keys(rp.damaged)) {
+		c.log.Error("checkpoint damaged; falling back to an older one (left in place for inspection)",
+			"checkpoint", id, "fallback", rp.latest, "err", rp.damaged[id])
+	}
+	for _, id := range c.co.Adopt(rp.adopt, sel.Highest) {
+		c.discard(id)
+	}
+	if rp.latest == 0 {
 		c.log.Info("no complete checkpoint found; the job starts fresh", "dir", c.store.st.URI())
 		return 0, nil
 	}
-	state, err := c.store.readCoordinator(ctx, sel.Latest)
+	state, err := c.store.readCoordinator(ctx, rp.latest)
 	if err != nil {
-		return 0, fmt.Errorf("recover job %s from checkpoint %d: %w", c.store.jobID, sel.Latest, err)
+		return 0, fmt.Errorf("recover job %s from checkpoint %d: %w", c.store.jobID, rp.latest, err)
 	}
-	c.coord[sel.Latest] = state
-	c.log.Info("recovering from checkpoint", "checkpoint", sel.Latest, "dir", c.store.st.URI())
-	return core.CheckpointID(sel.Latest), nil
+	c.coord[rp.latest] = state
+	c.log.Info("recovering from checkpoint", "checkpoint", rp.latest, "skippedDamaged", len(rp.damaged),
+		"path", c.chkPath(rp.latest))
+	return core.CheckpointID(rp.latest), nil
 }
 
 // latest is the newest complete checkpoint, 0 if none.
@@ -96,18 +119,19 @@ func (c *checkpointCoordinator) coordinatorState(id core.CheckpointID) map[strin
 func (c *checkpointCoordinator) deployed(attempt core.AttemptID, restoreFrom core.CheckpointID) {
 	now := c.am.clock.Now()
 	for _, f := range c.co.NewAttempt(now, int64(attempt)) {
-		c.failed(f, false)
+		c.failed(f, false, false)
 	}
 	c.attempt = attempt
 	if restoreFrom > 0 && c.store != nil {
-		c.co.Restored(now, int64(restoreFrom), c.store.st.URI()+"/"+checkpoint.ChkDir(c.store.jobID, int64(restoreFrom)))
+		c.co.Restored(now, int64(restoreFrom), c.chkPath(int64(restoreFrom)))
 	}
+	c.am.view.setCheckpoints(c.co.Stats())
 }
 
 // cancelled aborts the pending checkpoint (the attempt is being cancelled).
 func (c *checkpointCoordinator) cancelled(reason string) {
 	for _, f := range c.co.AbortPending(c.am.clock.Now(), reason) {
-		c.failed(f, false)
+		c.failed(f, false, false)
 	}
 }
 
@@ -179,7 +203,7 @@ func (c *checkpointCoordinator) trigger(d *deployment) {
 	coord, err := c.am.src.snapshot(id)
 	if err != nil {
 		for _, f := range c.co.AbortPending(now, fmt.Sprintf("source coordinator snapshot: %v", err)) {
-			c.failed(f, true)
+			c.failed(f, true, false)
 		}
 		return
 	}
@@ -196,7 +220,7 @@ func (c *checkpointCoordinator) trigger(d *deployment) {
 	c.am.clock.AfterFunc(c.timeout, func() {
 		c.am.post(func() {
 			for _, f := range c.co.Timeout(c.am.clock.Now()) {
-				c.failed(f, true)
+				c.failed(f, true, true)
 			}
 		})
 	})
@@ -217,13 +241,18 @@ func (c *checkpointCoordinator) ack(attempt core.AttemptID, id core.CheckpointID
 	}
 }
 
+// decline: a subtask could not take checkpoint id (its state write failed, say).
 func (c *checkpointCoordinator) decline(attempt core.AttemptID, id core.CheckpointID, sub core.SubtaskID, reason string) {
+	c.declined(attempt, id, sub, reason, true)
+}
+
+func (c *checkpointCoordinator) declined(attempt core.AttemptID, id core.CheckpointID, sub core.SubtaskID, reason string, counted bool) {
 	f, err := c.co.Decline(c.am.clock.Now(), int64(attempt), int64(id), checkpoint.Subtask{Vertex: string(sub.Vertex), Index: sub.Index}, reason)
 	if err != nil {
 		c.log.Debug("decline ignored", "checkpoint", id, "subtask", sub, "err", err)
 		return
 	}
-	c.failed(f, true)
+	c.failed(f, true, counted)
 }
 
 // subtaskStopped: a subtask will never acknowledge the pending checkpoint.
@@ -232,18 +261,30 @@ func (c *checkpointCoordinator) subtaskStopped(attempt core.AttemptID, sub core.
 	if !ok || attempt != c.attempt {
 		return
 	}
-	c.decline(attempt, core.CheckpointID(id), sub, "subtask stopped")
+	// The subtask's failure fails the attempt over already: not a checkpoint failure
+	// that counts against execution.checkpointing.tolerable-failed-checkpoints.
+	c.declined(attempt, core.CheckpointID(id), sub, "subtask stopped", false)
 }
 
 // failed handles a checkpoint that will not complete: its files go, the scheduler hears
-// of it (when tell is set) and the next trigger is armed.
-func (c *checkpointCoordinator) failed(f checkpoint.Failed, tell bool) {
-	c.log.Warn("checkpoint failed", "checkpoint", f.ID, "attempt", f.Attempt, "reason", f.Reason)
+// of it (when tell is set), a counted failure (see TolerableFailedCheckpointsKey) may
+// fail the job over, and otherwise the next trigger is armed.
+func (c *checkpointCoordinator) failed(f checkpoint.Failed, tell, counted bool) {
+	consecutive, exceeded := c.tolerance.failed(counted)
+	c.log.Warn("checkpoint failed", "checkpoint", f.ID, "attempt", f.Attempt,
+		"path", c.chkPath(f.ID), "reason", f.Reason,
+		"counted", counted, "consecutiveFailures", consecutive, "tolerable", c.tolerance.limit)
 	delete(c.coord, f.ID)
 	c.discard(f.ID)
 	c.am.view.setCheckpoints(c.co.Stats())
 	if tell {
 		c.am.step(core.CheckpointFailed{Attempt: core.AttemptID(f.Attempt), Checkpoint: core.CheckpointID(f.ID), Reason: f.Reason})
+	}
+	if exceeded {
+		cause := fmt.Sprintf("%d consecutive checkpoint failures exceed %s = %d; last: checkpoint %d: %s",
+			consecutive, TolerableFailedCheckpointsKey, c.tolerance.limit, f.ID, f.Reason)
+		c.log.Error("failing the job over", "attempt", f.Attempt, "cause", cause)
+		c.am.step(core.GlobalFailure{Error: cause})
 	}
 	if c.running {
 		c.arm(c.interval)
@@ -270,9 +311,10 @@ func (c *checkpointCoordinator) finish(done checkpoint.Completed) {
 			c.log.Error("checkpoint bookkeeping", "checkpoint", done.ID, "err", ferr)
 			return
 		}
-		c.failed(f, true)
+		c.failed(f, true, true)
 		return
 	}
+	c.tolerance.succeeded()
 	discard, err := c.co.Finalized(now, done.ID)
 	if err != nil {
 		c.log.Error("checkpoint bookkeeping", "checkpoint", done.ID, "err", err)
@@ -295,6 +337,14 @@ func (c *checkpointCoordinator) finish(done checkpoint.Completed) {
 	if c.running {
 		c.arm(c.interval)
 	}
+}
+
+// chkPath is the full URI of checkpoint id's directory, for logs.
+func (c *checkpointCoordinator) chkPath(id int64) string {
+	if c.store == nil {
+		return ""
+	}
+	return c.store.st.URI() + "/" + checkpoint.ChkDir(c.store.jobID, id)
 }
 
 func (c *checkpointCoordinator) discard(id int64) {

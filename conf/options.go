@@ -291,6 +291,13 @@ var (
 		Description: "Checkpoint storage: hdfs://namenode:port/path, file:///path or an absolute local path. Layout: <dir>/<job-id>/chk-<n>/.",
 	}, stringType{check: checkStorageURI, want: "an hdfs:// or file:// URI or an absolute path"})
 
+	// CheckpointingTolerableFailedCheckpoints is how many consecutive checkpoint failures
+	// the job tolerates before it fails over.
+	CheckpointingTolerableFailedCheckpoints = declare[int](Spec{
+		Key: "execution.checkpointing.tolerable-failed-checkpoints", Unit: "checkpoints",
+		Description: "Consecutive checkpoint failures (declined by a TaskManager, storage write failed, timed out) tolerated before the job fails over and restores the latest checkpoint. Unset: no limit, the job keeps running through a storage outage (Flink fails over on the first failure).",
+	}, intType{0, unlimited})
+
 	// SavepointsDir is where savepoints go when the request names no directory.
 	SavepointsDir = declare[string](Spec{
 		Key:         "state.savepoints.dir",
