@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/tidestream/tide/core/checkpoint"
 	"github.com/tidestream/tide/storage"
 	"github.com/tidestream/tide/stream"
 	"github.com/tidestream/tide/tm/snapshot"
@@ -130,49 +131,83 @@ func (s stateSource) operator(id string) stream.StateReader {
 	return s.r.Operator(id)
 }
 
-// loadRestore reads the files of this vertex in the checkpoint to restore from.
+// loadRestore reads the files of this vertex in the checkpoint to restore from. The
+// checkpoint's _metadata (written last by the AM) lists every subtask's files with their
+// sizes; a listed file that is missing or has another size makes the checkpoint damaged
+// and the restore fails with the file's name, instead of silently restoring less state.
 func (t *task) loadRestore(ctx context.Context) (stateSource, error) {
 	n := t.plan.spec.RestoreFrom
 	if n <= 0 {
 		return stateSource{}, nil
 	}
-	dir := CheckpointDir(t.e.cfg.JobID, n)
-	files, err := t.e.cfg.Storage.List(ctx, dir)
+	meta, err := t.readMetadata(ctx, n)
 	if err != nil {
-		if errors.Is(err, storage.ErrNotFound) {
-			return stateSource{}, unrecoverable{fmt.Errorf("restoring checkpoint %d: %s does not exist: %w", n, dir, err)}
-		}
-		return stateSource{}, fmt.Errorf("restoring checkpoint %d: listing %s: %w", n, dir, err)
+		return stateSource{}, err
 	}
 	r := snapshot.NewRestore(t.index, t.parallelism, t.kgStart, t.kgEnd)
-	prefix := t.vertex.ID + "-"
 	loaded := 0
-	for _, fi := range files {
-		if fi.IsDir || !strings.HasPrefix(fi.Name, prefix) || !strings.HasSuffix(fi.Name, ".state") {
+	for _, st := range meta.Subtasks {
+		if st.Subtask.Vertex != t.vertex.ID {
 			continue
 		}
-		if strings.ContainsRune(strings.TrimSuffix(strings.TrimPrefix(fi.Name, prefix), ".state"), '-') {
-			continue // another vertex whose id extends ours
+		for _, h := range st.Handles {
+			f, err := t.readListedFile(ctx, n, h, r)
+			if err != nil {
+				return stateSource{}, err
+			}
+			if f.Header.Vertex != t.vertex.ID {
+				return stateSource{}, unrecoverable{fmt.Errorf("restoring checkpoint %d: %s holds vertex %q, want %q", n, h.Name, f.Header.Vertex, t.vertex.ID)}
+			}
+			if f.Header.MaxParallelism != t.maxP {
+				return stateSource{}, unrecoverable{fmt.Errorf("restoring checkpoint %d: %s was written with maxParallelism %d, the job now has %d; key groups cannot be remapped",
+					n, h.Name, f.Header.MaxParallelism, t.maxP)}
+			}
+			if err := r.Add(f); err != nil {
+				return stateSource{}, unrecoverable{fmt.Errorf("restoring checkpoint %d from %s: %w", n, h.Name, err)}
+			}
+			loaded++
 		}
-		f, err := t.readStateFile(ctx, dir+"/"+fi.Name, r)
-		if err != nil {
-			return stateSource{}, err
-		}
-		if f.Header.Vertex != t.vertex.ID {
-			return stateSource{}, unrecoverable{fmt.Errorf("restoring checkpoint %d: %s holds vertex %q, want %q", n, fi.Name, f.Header.Vertex, t.vertex.ID)}
-		}
-		if f.Header.MaxParallelism != t.maxP {
-			return stateSource{}, unrecoverable{fmt.Errorf("restoring checkpoint %d: %s was written with maxParallelism %d, the job now has %d; key groups cannot be remapped",
-				n, fi.Name, f.Header.MaxParallelism, t.maxP)}
-		}
-		if err := r.Add(f); err != nil {
-			return stateSource{}, unrecoverable{fmt.Errorf("restoring checkpoint %d from %s: %w", n, fi.Name, err)}
-		}
-		loaded++
 	}
 	t.log.Info("restoring state", "checkpoint", n, "files", loaded, "key_groups", fmt.Sprintf("%d-%d", t.kgStart, t.kgEnd),
 		"vertex_ended", r.VertexEnded())
 	return stateSource{r: r}, nil
+}
+
+// readMetadata reads the _metadata of checkpoint n; without it the checkpoint is not complete.
+func (t *task) readMetadata(ctx context.Context, n int64) (checkpoint.Metadata, error) {
+	name := checkpoint.MetadataPath(t.e.cfg.JobID, n)
+	data, err := storage.ReadFile(ctx, t.e.cfg.Storage, name)
+	if err != nil {
+		if errors.Is(err, storage.ErrNotFound) {
+			return checkpoint.Metadata{}, unrecoverable{fmt.Errorf("restoring checkpoint %d: %s does not exist (the checkpoint is not complete): %w", n, name, err)}
+		}
+		return checkpoint.Metadata{}, fmt.Errorf("restoring checkpoint %d: reading %s: %w", n, name, err)
+	}
+	meta, err := checkpoint.DecodeMetadata(data)
+	if err != nil {
+		return checkpoint.Metadata{}, unrecoverable{fmt.Errorf("restoring checkpoint %d: %s: %w", n, name, err)}
+	}
+	return meta, nil
+}
+
+// readListedFile opens one file the _metadata lists, after checking it is there with the
+// recorded size.
+func (t *task) readListedFile(ctx context.Context, n int64, h checkpoint.StateHandle, r *snapshot.Restore) (*snapshot.File, error) {
+	name := h.Name
+	if dir := CheckpointDir(t.e.cfg.JobID, n); !strings.HasPrefix(name, dir+"/") {
+		name = dir + "/" + name
+	}
+	fi, err := t.e.cfg.Storage.Stat(ctx, name)
+	if err != nil {
+		if errors.Is(err, storage.ErrNotFound) {
+			return nil, unrecoverable{fmt.Errorf("restoring checkpoint %d: the checkpoint is damaged: %s is listed in _metadata but missing: %w", n, name, err)}
+		}
+		return nil, fmt.Errorf("restoring checkpoint %d: %w", n, err)
+	}
+	if fi.Size != h.Size {
+		return nil, unrecoverable{fmt.Errorf("restoring checkpoint %d: the checkpoint is damaged: %s has %d bytes, _metadata records %d", n, name, fi.Size, h.Size)}
+	}
+	return t.readStateFile(ctx, name, r)
 }
 
 func (t *task) readStateFile(ctx context.Context, name string, r *snapshot.Restore) (*snapshot.File, error) {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/tidestream/tide/core"
+	"github.com/tidestream/tide/core/checkpoint"
 	"github.com/tidestream/tide/core/jobgraph"
 	"github.com/tidestream/tide/storage"
 	"github.com/tidestream/tide/stream"
@@ -46,6 +47,7 @@ type fakeAM struct {
 	enumState   map[int64]map[string][]byte // checkpoint -> vertex -> enumerator state
 	nextCkpt    int64
 	pending     map[int64]int // acks still missing
+	acked       map[int64][]checkpoint.SubtaskState
 	completed   int64
 	completedIn int           // checkpoints completed in the current attempt
 	changed     chan struct{} // closed and replaced on every change
@@ -281,13 +283,28 @@ func (r *reporter) CheckpointAck(attempt, id int64, vertex string, index int, ha
 	if !ok {
 		return
 	}
+	st := checkpoint.SubtaskState{Subtask: checkpoint.Subtask{Vertex: vertex, Index: index}}
+	for _, h := range handles {
+		st.Handles = append(st.Handles, checkpoint.StateHandle{Name: h.Name, Size: h.Size})
+	}
+	if am.acked == nil {
+		am.acked = map[int64][]checkpoint.SubtaskState{}
+	}
+	am.acked[id] = append(am.acked[id], st)
 	if left--; left > 0 {
 		am.pending[id] = left
 		return
 	}
 	delete(am.pending, id)
-	meta := exec.CheckpointDir(am.jobID, id) + "/_metadata"
-	if err := storage.WriteFile(context.Background(), am.store, meta, []byte(fmt.Sprintf("checkpoint %d attempt %d\n", id, attempt))); err != nil {
+	// _metadata last, listing every subtask's files as the real AM does.
+	data, err := checkpoint.EncodeMetadata(checkpoint.NewMetadata(am.jobID,
+		checkpoint.Completed{ID: id, Attempt: attempt, Handles: am.acked[id]}, nil, nil))
+	delete(am.acked, id)
+	meta := checkpoint.MetadataPath(am.jobID, id)
+	if err == nil {
+		err = storage.WriteFile(context.Background(), am.store, meta, data)
+	}
+	if err != nil {
 		am.failures = append(am.failures, fmt.Sprintf("writing %s: %v", meta, err))
 		return
 	}
