@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"os/user"
 	"path/filepath"
 	"reflect"
 	"regexp"
@@ -136,9 +137,14 @@ func killApp(t *testing.T, env *hadooptest.Env, app string) {
 	_, _ = rm.ForceKillApplication(ctx, id, "e2e test cleanup")
 }
 
+// currentUser is the Hadoop user the way the tide client picks it: HADOOP_USER_NAME, else
+// the OS user (USER is not set in every environment, CI's included).
 func currentUser() string {
 	if u := os.Getenv("HADOOP_USER_NAME"); u != "" {
 		return u
+	}
+	if u, err := user.Current(); err == nil {
+		return u.Username
 	}
 	return os.Getenv("USER")
 }
