@@ -12,19 +12,32 @@ import (
 // uses dense slices (subtask → position, slot → position) so that a decision over tens of
 // thousands of subtasks stays cheap.
 type deployment struct {
-	attempt     AttemptID
-	parallelism map[VertexID]int
-	offset      map[VertexID]int // position of the vertex's subtask 0 in tasks
-	tasks       []TaskState
-	taskSlot    []int32 // position in slots
-	slots       []SlotAssignment
-	slotLive    []int32 // non-terminal subtasks per slot; -1: slot gone with its TaskManager
-	tmSlots     map[TaskManagerID][]int32
-	live        int // non-terminal subtasks
-	finished    int
-	ending      bool                // being cancelled: slots are freed as their subtasks stop
-	placement   map[string][]string // group → TaskManager per subtask index (locality)
+	attempt      AttemptID
+	parallelism  map[VertexID]int
+	offset       map[VertexID]int // position of the vertex's subtask 0 in tasks
+	tasks        []taskPhase
+	taskSlot     []int32 // position in slots
+	slots        []SlotAssignment
+	slotLive     []int32                   // non-terminal subtasks per slot; -1: slot gone with its TaskManager
+	tmSlots      map[TaskManagerID][]int32 // slot positions per TaskManager; nil until first needed
+	live         int                       // non-terminal subtasks
+	finished     int
+	ending       bool                // being cancelled: slots are freed as their subtasks stop
+	placement    map[string][]string // group → TaskManager per subtask index (locality)
+	placementMem []string            // the one backing array of every placement slice
 }
+
+// taskPhase is all the scheduler keeps of a subtask's TaskState: whether it still runs
+// (one byte per subtask, nothing for the garbage collector to scan).
+type taskPhase uint8
+
+const (
+	taskLive    taskPhase = iota // deploying, initializing or running
+	taskStopped                  // finished, canceled, failed or lost with its TaskManager
+)
+
+// IsTerminal reports whether the subtask has stopped.
+func (p taskPhase) IsTerminal() bool { return p == taskStopped }
 
 // task returns the position of a subtask, or false if it is not part of the attempt.
 func (d *deployment) task(st SubtaskID) (int, bool) {
@@ -36,95 +49,142 @@ func (d *deployment) task(st SubtaskID) (int, bool) {
 }
 
 // planDeployment decides a plan on the free slots; ok is false when they are insufficient.
+// The plan's assignments are valid until the next planDeployment: deploy it right away.
 func (s *Scheduler) planDeployment() (allocator.Plan, bool) {
 	s.freeBuf = s.pool.FreeSlots(s.freeBuf)
 	return allocator.Decide(s.requirements(), s.freeBuf, allocator.Options{
 		PreferMinimalTaskManagers: s.opts.PreferMinimalTaskManagers,
 		Previous:                  s.lastPlacement,
+		Workspace:                 &s.decideMem,
 	})
 }
 
 // deploy reserves the plan's slots and starts a new attempt. If a slot vanished since
 // planning, every reservation is rolled back and an error is returned.
+//
+// Its cost is linear in the number of slots: slot-sharing groups are resolved once per run
+// of equal group names in the plan, nothing is keyed by TaskManager (dropTaskManager
+// builds that index when a TaskManager is first lost), and the bookkeeping memory of the
+// last released attempt is reused.
 func (s *Scheduler) deploy(plan allocator.Plan) error {
 	if s.beforeReserve != nil {
 		s.beforeReserve()
 	}
-	for i, a := range plan.Assignments {
-		if err := s.pool.Reserve(a.Slot); err != nil {
-			for _, b := range plan.Assignments[:i] {
-				if _, ferr := s.pool.Free(time.Time{}, b.Slot); ferr != nil {
-					s.log.Error("rolling back reservation", "slot", b.Slot, "err", ferr)
-				}
-			}
-			s.metrics.ReservationFailures++
-			return fmt.Errorf("reserve %d planned slots: %w", len(plan.Assignments), err)
-		}
+	if n, err := s.pool.ReserveAssigned(plan.Assignments); err != nil {
+		s.unreserve(plan.Assignments[:n])
+		s.metrics.ReservationFailures++
+		return fmt.Errorf("reserve %d planned slots: %w", len(plan.Assignments), err)
 	}
-	s.attempt++
 	n := len(plan.Assignments)
+	groups, placementMem := s.deployGroups(plan)
 	d := &deployment{
-		attempt:     s.attempt,
-		parallelism: make(map[VertexID]int, len(s.vertices)),
-		offset:      make(map[VertexID]int, len(s.vertices)),
-		slots:       make([]SlotAssignment, n),
-		slotLive:    make([]int32, n),
-		tmSlots:     make(map[TaskManagerID][]int32, 64),
-		placement:   make(map[string][]string),
+		attempt:      s.attempt + 1,
+		parallelism:  make(map[VertexID]int, len(s.vertices)),
+		offset:       make(map[VertexID]int, len(s.vertices)),
+		slots:        make([]SlotAssignment, n),
+		slotLive:     sized(s.spare.slotLive, n),
+		placement:    make(map[string][]string, len(groups)),
+		placementMem: placementMem,
 	}
-	eff := Deploy{Attempt: s.attempt, RestoreFrom: s.latestCheckpoint, Slots: d.slots}
-	type placed struct {
-		id        VertexID
-		p, offset int
-	}
-	byGroup := make(map[string][]placed)
+	eff := Deploy{Attempt: d.attempt, RestoreFrom: s.latestCheckpoint, Slots: d.slots,
+		Vertices: make([]VertexDeployment, 0, len(s.vertices))}
 	total := 0
 	for _, v := range s.vertices {
 		p := plan.Parallelism[string(v.id)]
 		d.parallelism[v.id] = p
 		d.offset[v.id] = total
-		byGroup[v.group] = append(byGroup[v.group], placed{id: v.id, p: p, offset: total})
+		if g := findGroup(groups, nil, v.group); g != nil {
+			g.members = append(g.members, placedVertex{id: v.id, p: p, offset: total})
+		}
 		total += p
 		eff.Vertices = append(eff.Vertices, VertexDeployment{Vertex: v.id, Parallelism: p, MaxParallelism: v.maxP})
 	}
-	d.tasks = make([]TaskState, total)
-	d.taskSlot = make([]int32, total)
-	for _, g := range s.groupSlots(plan) {
-		d.placement[g.name] = make([]string, g.slots)
-	}
-	perTM := make(map[TaskManagerID]int)
-	for _, a := range plan.Assignments {
-		perTM[TaskManagerID(a.Slot.TaskManager)]++
-	}
-	tmBacking := make([]int32, 0, n) // one backing array for every TaskManager's slot list
-	for _, a := range plan.Assignments {
-		tm := TaskManagerID(a.Slot.TaskManager)
-		if _, ok := d.tmSlots[tm]; !ok {
-			d.tmSlots[tm] = tmBacking[len(tmBacking) : len(tmBacking) : len(tmBacking)+perTM[tm]]
-			tmBacking = tmBacking[:len(tmBacking)+perTM[tm]]
-		}
+	d.tasks = sized(s.spare.tasks, total)
+	d.taskSlot = sized(s.spare.taskSlot, total)
+	for i := range groups {
+		d.placement[groups[i].name] = groups[i].placement
 	}
 	all := make([]SubtaskID, 0, total) // one backing array for every slot's subtask list
+	var g *deployGroup
 	for k, a := range plan.Assignments {
-		slot := SlotID{TaskManager: TaskManagerID(a.Slot.TaskManager), Index: a.Slot.Index}
+		if g = findGroup(groups, g, a.Group); g == nil || a.Index < 0 || a.Index >= len(g.placement) {
+			s.unreserve(plan.Assignments)
+			return fmt.Errorf("plan places execution group %s#%d, want one of the job's slot-sharing groups within its parallelism", a.Group, a.Index)
+		}
 		start := len(all)
-		for _, v := range byGroup[a.Group] {
+		for _, v := range g.members {
 			if a.Index < v.p {
 				all = append(all, SubtaskID{Vertex: v.id, Index: a.Index})
-				pos := v.offset + a.Index
-				d.tasks[pos] = TaskDeploying
-				d.taskSlot[pos] = int32(k)
+				d.taskSlot[v.offset+a.Index] = int32(k)
 			}
 		}
-		d.slots[k] = SlotAssignment{Slot: slot, Subtasks: all[start:len(all):len(all)]}
+		d.slots[k] = SlotAssignment{Slot: SlotID{TaskManager: TaskManagerID(a.Slot.TaskManager), Index: a.Slot.Index},
+			Subtasks: all[start:len(all):len(all)]}
 		d.slotLive[k] = int32(len(all) - start)
-		d.tmSlots[slot.TaskManager] = append(d.tmSlots[slot.TaskManager], int32(k))
-		d.placement[a.Group][a.Index] = a.Slot.TaskManager
+		g.placement[a.Index] = a.Slot.TaskManager
 	}
 	d.live = total
+	s.spare = deploymentMemory{}
+	s.attempt = d.attempt
 	s.dep = d
 	s.statusCause = fmt.Sprintf("attempt %d deployed", d.attempt)
 	s.emit(eff)
+	return nil
+}
+
+// unreserve frees the slots of assignments reserved by a deploy that cannot go on.
+func (s *Scheduler) unreserve(assignments []allocator.Assignment) {
+	for _, a := range assignments {
+		if _, err := s.pool.Free(time.Time{}, a.Slot); err != nil {
+			s.log.Error("rolling back reservation", "slot", a.Slot, "err", err)
+		}
+	}
+}
+
+// placedVertex is one vertex of a slot-sharing group in a new attempt: its parallelism
+// and the position of its subtask 0 in the attempt's task list.
+type placedVertex struct {
+	id        VertexID
+	p, offset int
+}
+
+// deployGroup is one slot-sharing group of a plan: its vertices and, per execution group
+// index, the TaskManager it is placed on (the next attempt's locality).
+type deployGroup struct {
+	name      string
+	members   []placedVertex
+	placement []string
+}
+
+// deployGroups lists the slot-sharing groups of a plan with their placement slices, cut
+// from one backing array (returned too, to be reused once the placement is forgotten).
+func (s *Scheduler) deployGroups(plan allocator.Plan) ([]deployGroup, []string) {
+	pgs := s.groupSlots(plan)
+	n := 0
+	for _, g := range pgs {
+		n += g.slots
+	}
+	mem := sized(s.spare.placement, n)
+	backing := mem
+	out := make([]deployGroup, len(pgs))
+	for i, g := range pgs {
+		out[i] = deployGroup{name: g.name, placement: backing[:g.slots:g.slots]}
+		backing = backing[g.slots:]
+	}
+	return out, mem
+}
+
+// findGroup returns the group named name: cur when it is that group (plans list a
+// group's execution groups in runs), else the first match in groups, or nil.
+func findGroup(groups []deployGroup, cur *deployGroup, name string) *deployGroup {
+	if cur != nil && cur.name == name {
+		return cur
+	}
+	for i := range groups {
+		if groups[i].name == name {
+			return &groups[i]
+		}
+	}
 	return nil
 }
 
@@ -140,10 +200,10 @@ func (s *Scheduler) onTaskStateChanged(now time.Time, ev TaskStateChanged) {
 		s.stale("task state", "attempt", ev.Attempt, "subtask", ev.Subtask, "state", ev.State)
 		return
 	}
-	d.tasks[pos] = ev.State
 	if !ev.State.IsTerminal() {
 		return
 	}
+	d.tasks[pos] = taskStopped
 	k := d.taskSlot[pos]
 	slot := d.slots[k].Slot
 	d.live--
@@ -193,12 +253,31 @@ func (s *Scheduler) releaseDeployment(now time.Time) {
 	if d == nil {
 		return
 	}
-	for k, live := range d.slotLive {
-		if live > 0 || (live == 0 && !d.ending) {
-			s.freeSlot(now, d.slots[k].Slot)
+	// Every slot still held is reserved: a TaskManager can only become free of
+	// reservations at its last slot here, so releasing it after the loop changes nothing.
+	held := func(yield func(allocator.SlotRef) bool) {
+		for k, live := range d.slotLive {
+			if live > 0 || (live == 0 && !d.ending) {
+				if !yield(allocator.SlotRef{TaskManager: string(d.slots[k].Slot.TaskManager), Index: d.slots[k].Slot.Index}) {
+					return
+				}
+			}
 		}
 	}
-	s.lastPlacement = d.placement
+	registered, release, err := s.pool.FreeAll(now, held)
+	if registered > 0 {
+		s.timersDirty = true
+	}
+	if err != nil {
+		s.log.Error("free slots of the released attempt", "attempt", d.attempt, "err", err)
+	}
+	for _, tm := range release {
+		s.releaseIdleBlocked(TaskManagerID(tm))
+	}
+	// The placement before this one is no longer needed: its memory and the attempt's
+	// bookkeeping go to the next attempt.
+	s.spare = deploymentMemory{tasks: d.tasks, taskSlot: d.taskSlot, slotLive: d.slotLive, placement: s.lastPlacementMem}
+	s.lastPlacement, s.lastPlacementMem = d.placement, d.placementMem
 	s.dep = nil
 }
 
@@ -215,12 +294,17 @@ func (s *Scheduler) freeSlot(now time.Time, slot SlotID) {
 		return
 	}
 	if release {
-		// Nothing runs there any more, so no state needs telling (this may run while a
-		// state is entered): release it quietly.
-		s.emit(ReleaseTaskManager{TaskManager: slot.TaskManager, Reason: "node is blocked and the task manager holds no running subtask"})
-		s.pool.Remove(string(slot.TaskManager))
-		s.dropTaskManager(slot.TaskManager)
+		s.releaseIdleBlocked(slot.TaskManager)
 	}
+}
+
+// releaseIdleBlocked releases a TaskManager on a blocked node whose last reserved slot was
+// just freed. Nothing runs there any more, so no state needs telling (this may run while a
+// state is entered): it is released quietly.
+func (s *Scheduler) releaseIdleBlocked(tm TaskManagerID) {
+	s.emit(ReleaseTaskManager{TaskManager: tm, Reason: "node is blocked and the task manager holds no running subtask"})
+	s.pool.Remove(string(tm))
+	s.dropTaskManager(tm)
 }
 
 // dropTaskManager marks the subtasks of the current attempt on a lost TaskManager as
@@ -230,12 +314,15 @@ func (s *Scheduler) dropTaskManager(tm TaskManagerID) int {
 	if d == nil {
 		return 0
 	}
+	if d.tmSlots == nil {
+		d.tmSlots = d.slotsByTaskManager()
+	}
 	lost := 0
 	for _, k := range d.tmSlots[tm] {
 		for _, st := range d.slots[k].Subtasks {
 			pos, _ := d.task(st)
 			if !d.tasks[pos].IsTerminal() {
-				d.tasks[pos] = TaskFailed
+				d.tasks[pos] = taskStopped
 				d.live--
 				lost++
 			}
@@ -244,6 +331,27 @@ func (s *Scheduler) dropTaskManager(tm TaskManagerID) int {
 	}
 	delete(d.tmSlots, tm)
 	return lost
+}
+
+// slotsByTaskManager indexes the attempt's slot positions by TaskManager, every list cut
+// from one backing array.
+func (d *deployment) slotsByTaskManager() map[TaskManagerID][]int32 {
+	perTM := make(map[TaskManagerID]int32)
+	for _, a := range d.slots {
+		perTM[a.Slot.TaskManager]++
+	}
+	out := make(map[TaskManagerID][]int32, len(perTM))
+	backing := make([]int32, 0, len(d.slots))
+	for k, a := range d.slots {
+		tm := a.Slot.TaskManager
+		list, ok := out[tm]
+		if !ok {
+			list = backing[len(backing) : len(backing) : len(backing)+int(perTM[tm])]
+			backing = backing[:len(backing)+int(perTM[tm])]
+		}
+		out[tm] = append(list, int32(k))
+	}
+	return out
 }
 
 // parallelism returns the current attempt's parallelism (nil when none runs).

@@ -65,6 +65,8 @@ type Scheduler struct {
 	attempt          AttemptID
 	dep              *deployment
 	lastPlacement    map[string][]string
+	lastPlacementMem []string         // backing array of lastPlacement's slices
+	spare            deploymentMemory // left by the last released attempt for the next
 	latestCheckpoint CheckpointID
 
 	history    rescaleHistory
@@ -74,6 +76,7 @@ type Scheduler struct {
 	pendingWorkers int
 	declared       *DeclareResources
 	freeBuf        []allocator.TaskManager
+	decideMem      allocator.Workspace // a plan's assignments live here until the next plan
 
 	out           []Effect
 	onTransition  func(from, to StateName) // tests observe transitions through it

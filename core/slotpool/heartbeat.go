@@ -5,9 +5,9 @@ import "time"
 // HeartbeatExpired returns the TaskManagers whose last heartbeat is at least timeout old.
 func (p *Pool) HeartbeatExpired(now time.Time, timeout time.Duration) []string {
 	var out []string
-	for _, id := range p.ids {
-		if now.Sub(p.tms[id].lastHeartbeat) >= timeout {
-			out = append(out, id)
+	for _, tm := range p.sorted {
+		if now.Sub(tm.lastHeartbeat) >= timeout {
+			out = append(out, tm.id)
 		}
 	}
 	return out
@@ -17,8 +17,8 @@ func (p *Pool) HeartbeatExpired(now time.Time, timeout time.Duration) []string {
 func (p *Pool) NextHeartbeatDeadline(timeout time.Duration) (time.Time, bool) {
 	var next time.Time
 	found := false
-	for _, id := range p.ids {
-		if d := p.tms[id].lastHeartbeat.Add(timeout); !found || d.Before(next) {
+	for _, tm := range p.sorted {
+		if d := tm.lastHeartbeat.Add(timeout); !found || d.Before(next) {
 			next, found = d, true
 		}
 	}

@@ -11,8 +11,7 @@ func (p *Pool) IdleTaskManagers(now time.Time, timeout time.Duration, required i
 	}
 	usable, _ := p.Counts()
 	var out []string
-	for _, id := range p.ids {
-		tm := p.tms[id]
+	for _, tm := range p.sorted {
 		if tm.reserved > 0 || now.Sub(tm.idleSince) < timeout {
 			continue
 		}
@@ -20,7 +19,7 @@ func (p *Pool) IdleTaskManagers(now time.Time, timeout time.Duration, required i
 			continue
 		}
 		usable -= tm.free
-		out = append(out, id)
+		out = append(out, tm.id)
 	}
 	return out
 }
@@ -29,8 +28,7 @@ func (p *Pool) IdleTaskManagers(now time.Time, timeout time.Duration, required i
 func (p *Pool) NextIdleDeadline(timeout time.Duration) (time.Time, bool) {
 	var next time.Time
 	found := false
-	for _, id := range p.ids {
-		tm := p.tms[id]
+	for _, tm := range p.sorted {
 		if tm.reserved > 0 {
 			continue
 		}

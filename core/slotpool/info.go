@@ -16,10 +16,9 @@ type Info struct {
 
 // Infos describes every TaskManager, sorted by id.
 func (p *Pool) Infos() []Info {
-	out := make([]Info, 0, len(p.ids))
-	for _, id := range p.ids {
-		tm := p.tms[id]
-		out = append(out, Info{ID: id, Node: tm.node, Slots: len(tm.slots), Free: tm.free, Reserved: tm.reserved,
+	out := make([]Info, 0, len(p.sorted))
+	for _, tm := range p.sorted {
+		out = append(out, Info{ID: tm.id, Node: tm.node, Slots: len(tm.slots), Free: tm.free, Reserved: tm.reserved,
 			Registered: tm.registered, LastHeartbeat: tm.lastHeartbeat, Blocked: p.blocked(tm.node)})
 	}
 	return out

@@ -1,8 +1,10 @@
 package slotpool
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
+	"iter"
 	"slices"
 	"time"
 
@@ -32,6 +34,7 @@ const (
 
 type taskManager struct {
 	id, node      string
+	pos           int // in Pool.sorted
 	slots         []slotState
 	reserved      int
 	free          int
@@ -44,10 +47,43 @@ type taskManager struct {
 type BlockedFunc func(node string) bool
 
 // Pool is the slot pool. It is not safe for concurrent use.
+//
+// A scheduling decision reserves and later frees one slot per execution group, tens of
+// thousands at a time, and those slots come in runs on one TaskManager, the runs mostly in
+// id order: lookups try the TaskManager found last and its successor in id order before
+// the map, and whole-pool walks go through the sorted slice without touching the map.
 type Pool struct {
 	blocked BlockedFunc
 	tms     map[string]*taskManager
-	ids     []string // sorted
+	sorted  []*taskManager // by id; sorted[i].pos == i
+	last    int            // position in sorted of the TaskManager found last
+}
+
+func compareID(tm *taskManager, id string) int { return cmp.Compare(tm.id, id) }
+
+// renumber sets the positions of sorted[from:] after an insertion or removal at from.
+func (p *Pool) renumber(from int) {
+	for i := from; i < len(p.sorted); i++ {
+		p.sorted[i].pos = i
+	}
+}
+
+// lookup returns a registered TaskManager by id.
+func (p *Pool) lookup(id string) (*taskManager, bool) {
+	if p.last < len(p.sorted) {
+		if tm := p.sorted[p.last]; tm.id == id {
+			return tm, true
+		}
+		if n := p.last + 1; n < len(p.sorted) && p.sorted[n].id == id {
+			p.last = n
+			return p.sorted[n], true
+		}
+	}
+	tm, ok := p.tms[id]
+	if ok {
+		p.last = tm.pos
+	}
+	return tm, ok
 }
 
 // New returns an empty pool that asks blocked about nodes.
@@ -67,28 +103,30 @@ func (p *Pool) Register(now time.Time, id, node string, slots int) error {
 	if p.blocked(node) {
 		return fmt.Errorf("register task manager %q: node %q: %w", id, node, ErrBlocked)
 	}
-	p.tms[id] = &taskManager{id: id, node: node, slots: make([]slotState, slots), free: slots,
+	tm := &taskManager{id: id, node: node, slots: make([]slotState, slots), free: slots,
 		registered: now, lastHeartbeat: now, idleSince: now}
-	i, _ := slices.BinarySearch(p.ids, id)
-	p.ids = slices.Insert(p.ids, i, id)
+	p.tms[id] = tm
+	i, _ := slices.BinarySearchFunc(p.sorted, id, compareID)
+	p.sorted = slices.Insert(p.sorted, i, tm)
+	p.renumber(i)
 	return nil
 }
 
 // Remove forgets a TaskManager (lost, released). It reports whether it was registered.
 func (p *Pool) Remove(id string) bool {
-	if _, ok := p.tms[id]; !ok {
+	tm, ok := p.tms[id]
+	if !ok {
 		return false
 	}
 	delete(p.tms, id)
-	if i, ok := slices.BinarySearch(p.ids, id); ok {
-		p.ids = slices.Delete(p.ids, i, i+1)
-	}
+	p.sorted = slices.Delete(p.sorted, tm.pos, tm.pos+1)
+	p.renumber(tm.pos)
 	return true
 }
 
 // Heartbeat records a sign of life.
 func (p *Pool) Heartbeat(now time.Time, id string) error {
-	tm, ok := p.tms[id]
+	tm, ok := p.lookup(id)
 	if !ok {
 		return fmt.Errorf("heartbeat from task manager %q: %w", id, ErrUnknown)
 	}
@@ -97,7 +135,7 @@ func (p *Pool) Heartbeat(now time.Time, id string) error {
 }
 
 func (p *Pool) slot(ref allocator.SlotRef) (*taskManager, error) {
-	tm, ok := p.tms[ref.TaskManager]
+	tm, ok := p.lookup(ref.TaskManager)
 	if !ok || ref.Index < 0 || ref.Index >= len(tm.slots) {
 		return nil, fmt.Errorf("slot %s/%d: %w", ref.TaskManager, ref.Index, ErrUnknown)
 	}
@@ -122,6 +160,37 @@ func (p *Pool) Reserve(ref allocator.SlotRef) error {
 	return nil
 }
 
+// ReserveAssigned reserves the slot of every assignment in order, as Reserve would, and
+// stops at the first that fails: it returns how many it reserved (as[:n]) and that error.
+// Assignments come in runs on one TaskManager, so each run costs one lookup and one
+// blocked-node check.
+func (p *Pool) ReserveAssigned(as []allocator.Assignment) (n int, err error) {
+	var tm *taskManager
+	blocked := false
+	for n = range as {
+		ref := as[n].Slot
+		if tm == nil || tm.id != ref.TaskManager {
+			var ok bool
+			if tm, ok = p.lookup(ref.TaskManager); !ok {
+				return n, fmt.Errorf("reserve: slot %s/%d: %w", ref.TaskManager, ref.Index, ErrUnknown)
+			}
+			blocked = p.blocked(tm.node)
+		}
+		switch {
+		case ref.Index < 0 || ref.Index >= len(tm.slots):
+			return n, fmt.Errorf("reserve: slot %s/%d: %w", ref.TaskManager, ref.Index, ErrUnknown)
+		case tm.slots[ref.Index] != slotFree:
+			return n, fmt.Errorf("reserve slot %s/%d: %w", ref.TaskManager, ref.Index, ErrNotFree)
+		case blocked:
+			return n, fmt.Errorf("reserve slot %s/%d: node %q: %w", ref.TaskManager, ref.Index, tm.node, ErrBlocked)
+		}
+		tm.slots[ref.Index] = slotReserved
+		tm.reserved++
+		tm.free--
+	}
+	return len(as), nil
+}
+
 // Free returns a reserved slot. On a blocked node the slot is released instead; release
 // is then true when the TaskManager holds nothing any more and should be released whole.
 func (p *Pool) Free(now time.Time, ref allocator.SlotRef) (release bool, err error) {
@@ -133,7 +202,8 @@ func (p *Pool) Free(now time.Time, ref allocator.SlotRef) (release bool, err err
 		return false, fmt.Errorf("free slot %s/%d: %w", ref.TaskManager, ref.Index, ErrNotReserved)
 	}
 	tm.reserved--
-	if p.blocked(tm.node) {
+	blocked := p.blocked(tm.node)
+	if blocked {
 		tm.slots[ref.Index] = slotReleased
 	} else {
 		tm.slots[ref.Index] = slotFree
@@ -142,18 +212,61 @@ func (p *Pool) Free(now time.Time, ref allocator.SlotRef) (release bool, err err
 	if tm.reserved == 0 {
 		tm.idleSince = now
 	}
-	return tm.reserved == 0 && p.blocked(tm.node), nil
+	return tm.reserved == 0 && blocked, nil
+}
+
+// FreeAll frees every slot of refs as Free would, skipping slots whose TaskManager is not
+// registered (any more). It returns how many slots were on registered TaskManagers, the
+// TaskManagers to release whole in the order they became so, and the errors of slots that
+// could not be freed. Runs of slots on one TaskManager cost one lookup and one
+// blocked-node check.
+func (p *Pool) FreeAll(now time.Time, refs iter.Seq[allocator.SlotRef]) (registered int, release []string, err error) {
+	var errs []error
+	var tm *taskManager
+	blocked := false
+	for ref := range refs {
+		if tm == nil || tm.id != ref.TaskManager {
+			var ok bool
+			if tm, ok = p.lookup(ref.TaskManager); !ok {
+				continue
+			}
+			blocked = p.blocked(tm.node)
+		}
+		registered++
+		switch {
+		case ref.Index < 0 || ref.Index >= len(tm.slots):
+			errs = append(errs, fmt.Errorf("free: slot %s/%d: %w", ref.TaskManager, ref.Index, ErrUnknown))
+			continue
+		case tm.slots[ref.Index] != slotReserved:
+			errs = append(errs, fmt.Errorf("free slot %s/%d: %w", ref.TaskManager, ref.Index, ErrNotReserved))
+			continue
+		}
+		tm.reserved--
+		if blocked {
+			tm.slots[ref.Index] = slotReleased
+		} else {
+			tm.slots[ref.Index] = slotFree
+			tm.free++
+		}
+		if tm.reserved == 0 {
+			tm.idleSince = now
+			if blocked {
+				release = append(release, tm.id)
+			}
+		}
+	}
+	return registered, release, errors.Join(errs...)
 }
 
 // ReleaseBlocked applies a newly blocked node: free slots of its TaskManagers are released.
 // It returns the TaskManagers on the node that hold no reserved slot (release them whole)
 // and those still running subtasks (kept until their slots are freed, unless evacuated).
 func (p *Pool) ReleaseBlocked(node string) (idle, busy []string) {
-	for _, id := range p.ids {
-		tm := p.tms[id]
+	for _, tm := range p.sorted {
 		if tm.node != node {
 			continue
 		}
+		id := tm.id
 		for i, s := range tm.slots {
 			if s == slotFree {
 				tm.slots[i] = slotReleased
@@ -172,9 +285,9 @@ func (p *Pool) ReleaseBlocked(node string) (idle, busy []string) {
 // OnNode returns the TaskManagers registered on a node, sorted.
 func (p *Pool) OnNode(node string) []string {
 	var out []string
-	for _, id := range p.ids {
-		if p.tms[id].node == node {
-			out = append(out, id)
+	for _, tm := range p.sorted {
+		if tm.node == node {
+			out = append(out, tm.id)
 		}
 	}
 	return out
@@ -182,7 +295,7 @@ func (p *Pool) OnNode(node string) []string {
 
 // Node returns the node of a TaskManager.
 func (p *Pool) Node(id string) (string, bool) {
-	tm, ok := p.tms[id]
+	tm, ok := p.lookup(id)
 	if !ok {
 		return "", false
 	}
@@ -190,34 +303,54 @@ func (p *Pool) Node(id string) (string, bool) {
 }
 
 // Has reports whether a TaskManager is registered.
-func (p *Pool) Has(id string) bool { _, ok := p.tms[id]; return ok }
+func (p *Pool) Has(id string) bool { _, ok := p.lookup(id); return ok }
 
 // FreeSlots lists the free slots usable for a plan (never on a blocked node), TaskManagers
-// sorted by id. buf is reused when large enough.
+// sorted by id. buf is reused when large enough, and so are the Free slices in it (a
+// result is valid until the next call with the same buf); what is missing is carved out
+// of one new backing array.
 func (p *Pool) FreeSlots(buf []allocator.TaskManager) []allocator.TaskManager {
 	out := buf[:0]
-	for _, id := range p.ids {
-		tm := p.tms[id]
+	var backing []int // shared by the TaskManagers whose old Free slice is too small
+	for _, tm := range p.sorted {
 		if tm.free == 0 || p.blocked(tm.node) {
 			continue
 		}
-		free := make([]int, 0, tm.free)
+		var free []int
+		if n := len(out); n < cap(out) && cap(out[:n+1][n].Free) >= tm.free {
+			free = out[:n+1][n].Free[:0]
+		} else {
+			if cap(backing)-len(backing) < tm.free {
+				backing = make([]int, 0, max(p.freeAfter(tm), tm.free))
+			}
+			free = backing[len(backing) : len(backing) : len(backing)+tm.free]
+			backing = backing[:len(backing)+tm.free]
+		}
 		for i, s := range tm.slots {
 			if s == slotFree {
 				free = append(free, i)
 			}
 		}
-		out = append(out, allocator.TaskManager{ID: id, Free: free})
+		out = append(out, allocator.TaskManager{ID: tm.id, Free: free})
 	}
 	return out
+}
+
+// freeAfter counts the free slots from tm on in id order, an upper bound of what
+// FreeSlots still has to list when it reaches tm.
+func (p *Pool) freeAfter(tm *taskManager) int {
+	n := 0
+	for _, t := range p.sorted[tm.pos:] {
+		n += t.free
+	}
+	return n
 }
 
 // Counts returns the number of usable slots and of free usable slots. Reserved slots
 // count as usable even on a blocked node (MARK_BLOCKED lets their subtasks run on; they
 // are released when freed), free slots only off blocked nodes.
 func (p *Pool) Counts() (usable, free int) {
-	for _, id := range p.ids {
-		tm := p.tms[id]
+	for _, tm := range p.sorted {
 		usable += tm.reserved
 		if !p.blocked(tm.node) {
 			usable += tm.free
@@ -228,4 +361,4 @@ func (p *Pool) Counts() (usable, free int) {
 }
 
 // Len returns the number of registered TaskManagers.
-func (p *Pool) Len() int { return len(p.ids) }
+func (p *Pool) Len() int { return len(p.sorted) }
