@@ -219,13 +219,17 @@ func (s *sim) randomEvent() {
 	case k < 94:
 		e.Step(core.WorkerRequestFailed{Reason: "quota"})
 	default:
-		// A stale timer: any timer of an older version, fired out of order.
-		for id, t := range e.Timers {
-			if t.Version < e.S.Version() {
-				delete(e.Timers, id)
-				e.Step(core.TimerFired{Timer: t.ID, Version: t.Version})
-				break
+		// A stale timer: the oldest timer of an older version, fired out of order. Picked
+		// by id, not by map order, so a seed replays the same run.
+		var stale *coretest.Timer
+		for _, t := range e.Timers {
+			if t.Version < e.S.Version() && (stale == nil || t.ID < stale.ID) {
+				stale = &t
 			}
+		}
+		if stale != nil {
+			delete(e.Timers, stale.ID)
+			e.Step(core.TimerFired{Timer: stale.ID, Version: stale.Version})
 		}
 	}
 }
