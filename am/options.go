@@ -12,7 +12,7 @@ func SchedulerOptions(c *conf.Config) core.Options {
 	o := core.DefaultOptions()
 	o.ResourceWaitTimeout = conf.EffectiveResourceWaitTimeout(c)
 	o.SubmissionStabilization = conf.EffectiveSubmissionStabilizationTimeout(c)
-	o.ExecutingStabilization = conf.ExecutingResourceStabilizationTimeout.Get(c)
+	o.ExecutingStabilization = conf.EffectiveExecutingStabilizationTimeout(c)
 	o.Cooldown = conf.ExecutingCooldownAfterRescaling.Get(c)
 	o.ScalingIntervalMax = conf.ScalingIntervalMax.Get(c)
 	o.MinParallelismIncrease = conf.MinParallelismIncrease.Get(c)

@@ -395,8 +395,8 @@ func TestDerivedValues(t *testing.T) {
 		restartStrategy string
 	}{
 		{"defaults", "", 5 * time.Minute, 10 * time.Second, 0, "none"},
-		{"reactive", "execution-mode: reactive\n", -time.Millisecond, 0, 0, "none"},
-		{"reactive with user values", "execution-mode: reactive\njobmanager.adaptive-scheduler.resource-wait-timeout: 1 min\njobmanager.adaptive-scheduler.submission.resource-stabilization-timeout: 5 s\n",
+		{"reactive", "execution-mode: reactive\n", -time.Millisecond, 0, 0, "exponential-delay"},
+		{"reactive with user values", "execution-mode: reactive\njobmanager.adaptive-scheduler.resource-wait-timeout: 1 min\njobmanager.adaptive-scheduler.submission.resource-stabilization-timeout: 5 s\nrestart-strategy.type: none\n",
 			time.Minute, 5 * time.Second, 0, "none"},
 		{"checkpointing", "execution.checkpointing.interval: 10 s\n", 5 * time.Minute, 10 * time.Second, 30 * time.Second, "exponential-delay"},
 		{"explicit", "execution.checkpointing.interval: 10 s\njobmanager.adaptive-scheduler.rescale-trigger.max-delay: 1 s\nrestart-strategy.type: fixeddelay\n",
@@ -421,5 +421,25 @@ func TestDerivedValues(t *testing.T) {
 				t.Errorf("restart strategy = %v; want %v", got, tt.restartStrategy)
 			}
 		})
+	}
+}
+
+func TestEffectiveExecutingStabilizationTimeout(t *testing.T) {
+	tests := []struct {
+		name, file string
+		want       time.Duration
+	}{
+		{"default", "", time.Minute},
+		{"reactive", "execution-mode: reactive\n", 0},
+		{"reactive, user value", "execution-mode: reactive\njobmanager.adaptive-scheduler.executing.resource-stabilization-timeout: 5 s\n", 5 * time.Second},
+	}
+	for _, tt := range tests {
+		c, _, err := Build(fileEntries(t, tt.file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := EffectiveExecutingStabilizationTimeout(c); got != tt.want {
+			t.Errorf("%s: executing stabilization = %v; want %v", tt.name, got, tt.want)
+		}
 	}
 }

@@ -28,6 +28,15 @@ func EffectiveSubmissionStabilizationTimeout(c *Config) time.Duration {
 	return SubmissionResourceStabilizationTimeout.Get(c)
 }
 
+// EffectiveExecutingStabilizationTimeout is the executing resource stabilization timeout;
+// reactive mode uses 0 unless the user set the option (see core.ReactiveDefaults for why).
+func EffectiveExecutingStabilizationTimeout(c *Config) time.Duration {
+	if IsReactive(c) && !c.IsSet(ExecutingResourceStabilizationTimeout.Key()) {
+		return 0
+	}
+	return ExecutingResourceStabilizationTimeout.Get(c)
+}
+
 // EffectiveMaxTriggerDelay is rescale-trigger.max-delay if set; else 0 without checkpointing, else
 // (max-checkpoint-failures + 1) × checkpoint interval.
 func EffectiveMaxTriggerDelay(c *Config) time.Duration {
@@ -42,12 +51,14 @@ func EffectiveMaxTriggerDelay(c *Config) time.Duration {
 }
 
 // EffectiveRestartStrategy is restart-strategy.type if set; else exponential-delay when
-// checkpointing is enabled and none otherwise (Flink ≥ 1.19).
+// checkpointing is enabled or the job runs in reactive mode, and none otherwise. Flink
+// (≥ 1.19) leaves a reactive job without checkpointing on "none", so losing a TaskManager
+// fails the job instead of scaling it down; tide scales it down.
 func EffectiveRestartStrategy(c *Config) string {
 	if s, ok := RestartStrategyType.Lookup(c); ok {
 		return s
 	}
-	if _, ok := CheckpointingInterval.Lookup(c); ok {
+	if _, ok := CheckpointingInterval.Lookup(c); ok || IsReactive(c) {
 		return "exponential-delay"
 	}
 	return "none"

@@ -80,7 +80,7 @@ var (
 	// ExecutingResourceStabilizationTimeout is how long sufficient-only resources wait before a rescale.
 	ExecutingResourceStabilizationTimeout = declare[time.Duration](Spec{
 		Key: asPrefix + "executing.resource-stabilization-timeout", Default: "60 s",
-		Description: "While running: after the first change to sufficient (not desired) resources, wait this long before rescaling to them. Desired resources rescale at the next trigger.",
+		Description: "While running: after the first change to sufficient (not desired) resources, wait this long before rescaling to them. Desired resources rescale at the next trigger. Reactive mode: 0 unless set (a TaskManager that joins is used once the cooldown has passed; Flink 2.x waits 60 s).",
 		Reloadable:  true,
 	}, durationType{})
 
@@ -173,7 +173,7 @@ var (
 	// RestartStrategyType selects the restart strategy.
 	RestartStrategyType = declare[string](Spec{
 		Key:         rsPrefix + "type",
-		Description: "none, fixed-delay, exponential-delay or failure-rate. Unset: exponential-delay when checkpointing is enabled, else none. Reactive mode needs a restart strategy to scale down.",
+		Description: "none, fixed-delay, exponential-delay or failure-rate. Unset: exponential-delay when checkpointing is enabled or in reactive mode (which needs a restart strategy to scale down), else none.",
 		Reloadable:  true,
 	}, enumType{
 		values: []string{"none", "fixed-delay", "exponential-delay", "failure-rate"},

@@ -98,13 +98,21 @@ func DefaultOptions() Options {
 
 // ReactiveDefaults applies reactive mode's defaults to o for every key the user did not
 // set (userSet reports, by Flink key name, what the configuration file or -D named):
-// wait forever for resources, and a submission stabilization of 0.
+// wait forever for resources, a submission stabilization of 0, and an executing
+// stabilization of 0.
 //
 // Stabilization 0 is a deliberate choice: FLIP-159 proposed waiting 10 s for a lost
 // TaskManager to return, Flink's reactive default became 0. tide takes 0: with fast
 // failure detection a lost TaskManager means an immediate rescale onto what is left, and
 // if it returns, the executing cooldown and stabilization bound the rescale up; a fixed
 // 10 s outage on every loss costs more. A configured value is always honoured.
+//
+// Executing stabilization 0: a reactive job's desired resources are unbounded, so Flink
+// 2.x treats every new TaskManager as "sufficient, not desired" and waits 60 s before
+// using it. tide keeps Flink 1.x's reactive behaviour instead: a TaskManager that joins
+// is used once the cooldown after the last rescale has passed (at the next completed
+// checkpoint when checkpointing is on), and min-parallelism-increase decides whether
+// the gain is worth a restart.
 func ReactiveDefaults(o Options, userSet func(key string) bool) Options {
 	o.Reactive = true
 	if !userSet("jobmanager.adaptive-scheduler.submission.resource-wait-timeout") &&
@@ -114,6 +122,9 @@ func ReactiveDefaults(o Options, userSet func(key string) bool) Options {
 	if !userSet("jobmanager.adaptive-scheduler.submission.resource-stabilization-timeout") &&
 		!userSet("jobmanager.adaptive-scheduler.resource-stabilization-timeout") {
 		o.SubmissionStabilization = 0
+	}
+	if !userSet("jobmanager.adaptive-scheduler.executing.resource-stabilization-timeout") {
+		o.ExecutingStabilization = 0
 	}
 	return o
 }

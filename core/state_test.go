@@ -270,11 +270,11 @@ func TestUpdateRequirementsValidation(t *testing.T) {
 func TestReactiveDefaults(t *testing.T) {
 	none := func(string) bool { return false }
 	o := ReactiveDefaults(DefaultOptions(), none)
-	if !o.Reactive || o.ResourceWaitTimeout >= 0 || o.SubmissionStabilization != 0 {
+	if !o.Reactive || o.ResourceWaitTimeout >= 0 || o.SubmissionStabilization != 0 || o.ExecutingStabilization != 0 {
 		t.Fatalf("reactive defaults %+v", o)
 	}
 	set := func(k string) bool { return strings.HasSuffix(k, "resource-stabilization-timeout") }
-	if o := ReactiveDefaults(DefaultOptions(), set); o.SubmissionStabilization != 10*time.Second {
-		t.Fatalf("user-set stabilization overridden: %v", o.SubmissionStabilization)
+	if o := ReactiveDefaults(DefaultOptions(), set); o.SubmissionStabilization != 10*time.Second || o.ExecutingStabilization != time.Minute {
+		t.Fatalf("user-set stabilization overridden: submission %v, executing %v", o.SubmissionStabilization, o.ExecutingStabilization)
 	}
 }
