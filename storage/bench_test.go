@@ -2,11 +2,15 @@ package storage_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
+	"io/fs"
 	"os"
 	"strconv"
 	"testing"
 
+	"github.com/colinmarc/hdfs/v2"
 	"github.com/tidestream/tide/storage"
 	"github.com/tidestream/tide/test/hadoop/hadooptest"
 )
@@ -67,7 +71,38 @@ func BenchmarkWrite(b *testing.B) {
 	}
 }
 
+// BenchmarkRead streams a committed file through a reused 1 MiB buffer, as Bench.java does and
+// as a restore does (snapshot.Read consumes the stream): the read path's throughput alone.
 func BenchmarkRead(b *testing.B) {
+	benchRead(b, func(ctx context.Context, s storage.Storage, buf []byte) (int, error) {
+		r, err := s.Open(ctx, "r")
+		if err != nil {
+			return 0, err
+		}
+		defer r.Close()
+		total := 0
+		for {
+			n, err := r.Read(buf)
+			total += n
+			if errors.Is(err, io.EOF) {
+				return total, nil
+			}
+			if err != nil {
+				return total, err
+			}
+		}
+	})
+}
+
+// BenchmarkReadFile reads a committed file whole into memory with storage.ReadFile.
+func BenchmarkReadFile(b *testing.B) {
+	benchRead(b, func(ctx context.Context, s storage.Storage, _ []byte) (int, error) {
+		data, err := storage.ReadFile(ctx, s, "r")
+		return len(data), err
+	})
+}
+
+func benchRead(b *testing.B, read func(ctx context.Context, s storage.Storage, buf []byte) (int, error)) {
 	for _, name := range []string{"file", "hdfs"} {
 		b.Run(name, func(b *testing.B) {
 			s := benchTargets(b)[name](b)
@@ -77,15 +112,39 @@ func BenchmarkRead(b *testing.B) {
 			if err := storage.WriteFile(ctx, s, "r", data); err != nil {
 				b.Fatalf("WriteFile: %v", err)
 			}
+			buf := make([]byte, 1<<20)
 			b.SetBytes(int64(len(data)))
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
-				got, err := storage.ReadFile(ctx, s, "r")
-				if err != nil || len(got) != len(data) {
-					b.Fatalf("ReadFile = %d bytes, %v", len(got), err)
+				n, err := read(ctx, s, buf)
+				if err != nil || n != len(data) {
+					b.Fatalf("read %d bytes of %s/r, %v; want %d", n, s.URI(), err, len(data))
 				}
 			}
+			b.StopTimer()
+			reportBlockSize(b, s, "r")
 		})
+	}
+}
+
+// reportBlockSize reports the HDFS block size of name (each block is a datanode connection of
+// its own), so that bench.sh can show that Go and Java read files of the same block size.
+func reportBlockSize(b *testing.B, s storage.Storage, name string) {
+	r, err := s.Open(context.Background(), name)
+	if err != nil {
+		b.Fatalf("Open(%s/%s): %v", s.URI(), name, err)
+	}
+	defer r.Close()
+	sr, ok := r.(interface{ Stat() (fs.FileInfo, error) })
+	if !ok {
+		return
+	}
+	fi, err := sr.Stat()
+	if err != nil {
+		b.Fatalf("Stat of the reader of %s/%s: %v", s.URI(), name, err)
+	}
+	if st, ok := fi.Sys().(*hdfs.FileStatus); ok {
+		b.ReportMetric(float64(st.GetBlocksize()), "block-bytes")
 	}
 }
 

@@ -254,6 +254,9 @@ func (s *hdfsStorage) Open(ctx context.Context, name string) (io.ReadCloser, err
 		return nil, err
 	}
 	r.r = fr
+	if st, ok := fr.(interface{ Stat() os.FileInfo }); ok {
+		r.info = st.Stat()
+	}
 	return r, nil
 }
 

@@ -28,9 +28,18 @@ type resumingReader struct {
 	policy   RetryPolicy
 	log      *slog.Logger
 
+	info   fs.FileInfo // the file as Open found it, when known
 	r      seekReader
 	off    int64
 	closed bool
+}
+
+// Stat describes the file as it was when opened; ReadFile sizes its buffer by it.
+func (r *resumingReader) Stat() (fs.FileInfo, error) {
+	if r.info == nil {
+		return nil, &Error{Op: "stat", Path: r.uri, Err: fmt.Errorf("size of %s not known: %w", r.uri, fs.ErrInvalid)}
+	}
+	return r.info, nil
 }
 
 func (r *resumingReader) Read(p []byte) (int, error) {

@@ -51,6 +51,13 @@ public final class Bench {
         Path dir = new Path(uri);
         try (FileSystem fs = FileSystem.newInstance(URI.create(uri), conf)) {
             fs.mkdirs(dir);
+            // Without the cluster's hdfs-site.xml on the classpath the client would pick its
+            // built-in 128 MiB block size; tide's Go client takes the namenode's (the mini-cluster
+            // uses 1 MiB blocks). Writing with the namenode's block size makes both read the same
+            // number of blocks, each a datanode connection of its own.
+            conf.setLong("dfs.blocksize", fs.getServerDefaults(dir).getBlockSize());
+        }
+        try (FileSystem fs = FileSystem.newInstance(URI.create(uri), conf)) {
             if (listOnce) {
                 FileStatus[] st = fs.listStatus(dir);
                 System.out.printf(Locale.ROOT, "java-hdfs list_once_entries=%d%n", st.length);
@@ -67,6 +74,8 @@ public final class Bench {
         Path file = new Path(dir, "w");
         commit(fs, dir, file, bytes, chunk);
         read(fs, file, chunk);
+
+        long blockSize = fs.getFileStatus(file).getBlockSize();
 
         long t0 = System.nanoTime();
         for (int i = 0; i < iterations; i++) {
@@ -107,8 +116,8 @@ public final class Bench {
 
         double mb = bytes * (double) iterations / 1e6;
         System.out.printf(Locale.ROOT,
-                "java-hdfs bytes=%d iterations=%d write_mbps=%.1f read_mbps=%.1f list_us=%.0f create_empty_rename_us=%.0f%n",
-                bytes, iterations, mb / writeSec, mb / readSec, listUs, createUs);
+                "java-hdfs bytes=%d block_size=%d iterations=%d write_mbps=%.1f read_mbps=%.1f list_us=%.0f create_empty_rename_us=%.0f%n",
+                bytes, blockSize, iterations, mb / writeSec, mb / readSec, listUs, createUs);
     }
 
     /** Writes bytes of the Go benchmark's pattern to a temporary file and renames it over file. */
