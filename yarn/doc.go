@@ -17,4 +17,11 @@
 // that heartbeats allocate, asks for TaskManager containers as absolute asks, launches
 // them through the NodeManagers (TaskManagerLaunch), reports completed containers at once
 // and keeps YARN's application blacklist in step with the AM's blocklist.
+//
+// Across AM attempts (yarn.application-attempts > 1) the TaskManager containers stay:
+// Submit asks YARN to keep them, every attempt publishes its RPC address in the staging
+// directory (StagingStore, <staging>/<appId>/am-address) where the TaskManagers look when
+// they lose the AM, and the driver of the next attempt adopts the containers YARN hands
+// back at registration (naming their TaskManagers from <staging>/<appId>/containers/).
+// The AM removes the staging directory once the application succeeded or was cancelled.
 package yarn

@@ -6,7 +6,11 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
+	"slices"
+	"strconv"
 	"sync"
+	"time"
 
 	"github.com/hashicorp/go-multierror"
 	"google.golang.org/protobuf/proto"
@@ -43,6 +47,12 @@ type worker struct {
 	node      core.NodeID
 	released  bool // ReleaseWorker was called; the completion reports it terminated
 	failures  int  // containers whose TaskManager died before registering
+	// adopted: the container comes from a previous AM attempt, whose TaskManager is
+	// expected to reconnect; claimed: a RequestWorker of this attempt counts on it;
+	// adoptedAt: when it was adopted (its TaskManager must register by RecoveryTimeout).
+	adopted   bool
+	claimed   bool
+	adoptedAt time.Time
 }
 
 // Driver is the YARN ResourceManager driver: it registers the AM, heartbeats allocate
@@ -65,14 +75,16 @@ type Driver struct {
 	seq        int
 	attempt    string
 	workers    map[core.TaskManagerID]*worker
-	waiting    []core.TaskManagerID       // FIFO of workers without a container
-	containers map[string]*worker         // by container id
-	releases   []*yarnpb.ContainerIdProto // sent with the next allocate
-	askSent    int32                      // the RM's idea of our outstanding ask
-	askDirty   bool                       // resend the ask even if unchanged (after a resync)
-	nodes      map[string]bool            // NodeIds host:port of the cluster's running nodes
-	blacklist  map[core.NodeID]bool       // what YARN's blacklist holds for us
-	allBlocked bool                       // last heartbeat found every node blocked
+	waiting    []core.TaskManagerID        // FIFO of workers without a container
+	unclaimed  []core.TaskManagerID        // adopted workers no RequestWorker counts on yet
+	abandoned  map[core.TaskManagerID]bool // adopted TaskManagers given up on: refused if they come
+	containers map[string]*worker          // by container id
+	releases   []*yarnpb.ContainerIdProto  // sent with the next allocate
+	askSent    int32                       // the RM's idea of our outstanding ask
+	askDirty   bool                        // resend the ask even if unchanged (after a resync)
+	nodes      map[string]bool             // NodeIds host:port of the cluster's running nodes
+	blacklist  map[core.NodeID]bool        // what YARN's blacklist holds for us
+	allBlocked bool                        // last heartbeat found every node blocked
 	clusterN   int32
 	maxMemory  int64
 	maxVCores  int32
@@ -101,6 +113,7 @@ func NewDriver(cfg DriverConfig) (*Driver, error) {
 		containers: map[string]*worker{},
 		nodes:      map[string]bool{},
 		blacklist:  map[core.NodeID]bool{},
+		abandoned:  map[core.TaskManagerID]bool{},
 		wake:       make(chan struct{}, 1),
 		stop:       make(chan struct{}),
 	}, nil
@@ -119,9 +132,13 @@ func (d *Driver) check() error {
 	return nil
 }
 
-// Start registers the AM with the RM and starts heartbeating. Containers of a previous
-// attempt are not reused (tide submits without keep-containers: their TaskManagers knew
-// the old AM's address), so Start recovers no workers.
+// Start registers the AM with the RM, publishes its RPC address for the TaskManagers of a
+// previous attempt (with Records) and starts heartbeating. It adopts the containers YARN
+// kept from previous attempts whose TaskManager it can name (from Records) and returns
+// them as recovered workers: they count as workers the driver already has, so
+// RequestWorker hands them out before asking YARN for new containers. An adopted
+// container whose TaskManager does not register within RecoveryTimeout is released (and
+// replaced, if a request counts on it); containers it cannot name are released at once.
 func (d *Driver) Start(ctx context.Context, handler drivers.EventHandler, blocked drivers.BlockedNodes) ([]drivers.Worker, error) {
 	d.mu.Lock()
 	switch {
@@ -145,6 +162,15 @@ func (d *Driver) Start(ctx context.Context, handler drivers.EventHandler, blocke
 	if err := CheckFits(want, max); err != nil {
 		return nil, fmt.Errorf("start YARN driver: TaskManager container (taskmanager.memory.process.size, yarn.containers.vcores): %w", err)
 	}
+	if d.cfg.Records != nil {
+		addr := net.JoinHostPort(d.cfg.Host, strconv.Itoa(d.cfg.RPCPort))
+		if err := d.cfg.Records.PublishAMAddress(ctx, addr); err != nil {
+			// Not fatal: TaskManagers of a previous attempt will not find this AM, so their
+			// containers are released after RecoveryTimeout and replaced.
+			d.log.Error("cannot publish the AM address for TaskManagers of a previous attempt", "address", addr, "err", err)
+		}
+	}
+	prev := d.namePrevious(ctx, reg.GetContainersFromPreviousAttempts())
 	var nodes []string
 	if d.cfg.Nodes != nil {
 		if nodes, err = d.cfg.Nodes.RunningNodes(ctx); err != nil {
@@ -162,16 +188,13 @@ func (d *Driver) Start(ctx context.Context, handler drivers.EventHandler, blocke
 	for _, n := range nodes {
 		d.nodes[n] = true
 	}
-	for _, c := range reg.GetContainersFromPreviousAttempts() {
-		d.log.Info("releasing a container of a previous attempt", "container", ContainerIDString(c.GetId()))
-		d.releases = append(d.releases, c.GetId())
-	}
+	recovered := d.adopt(prev)
 	d.log.Info("YARN driver started", "queue", reg.GetQueue(), "nodes", len(nodes),
 		"container_mb", d.cfg.MemoryMB, "container_vcores", d.cfg.VCores, "node_ids", d.cfg.NodeIDs,
-		"heartbeat", d.cfg.Heartbeat, "fast_heartbeat", d.cfg.FastHeartbeat)
+		"heartbeat", d.cfg.Heartbeat, "fast_heartbeat", d.cfg.FastHeartbeat, "recovered", len(recovered))
 	d.wg.Add(1)
 	go d.heartbeatLoop()
-	return nil, nil
+	return recovered, nil
 }
 
 // RequestWorker asks for one more TaskManager container. The id is the TaskManager's from
@@ -186,15 +209,33 @@ func (d *Driver) RequestWorker(_ context.Context, spec drivers.WorkerSpec) (core
 		d.log.Warn("worker spec asks for another container size than configured; using the configured one",
 			"asked_mb", spec.MemoryMB, "configured_mb", d.cfg.MemoryMB)
 	}
-	d.seq++
-	id := core.TaskManagerID(fmt.Sprintf("tm-yarn-%d", d.seq))
-	if d.attempt != "" {
-		id = core.TaskManagerID(fmt.Sprintf("tm-%s-%d", d.attempt, d.seq))
+	if len(d.unclaimed) > 0 {
+		// A TaskManager of a previous attempt serves this request.
+		id := d.unclaimed[0]
+		d.unclaimed = d.unclaimed[1:]
+		d.workers[id].claimed = true
+		d.log.Info("a TaskManager of a previous attempt serves the request", "taskmanager", id, "state", d.workers[id].state)
+		return id, nil
 	}
+	id := d.nextID()
 	d.workers[id] = &worker{id: id, state: stateWaiting}
 	d.waiting = append(d.waiting, id)
 	d.kick()
 	return id, nil
+}
+
+// nextID is a TaskManager id no worker has had in this attempt (mu held).
+func (d *Driver) nextID() core.TaskManagerID {
+	for {
+		d.seq++
+		id := core.TaskManagerID(fmt.Sprintf("tm-yarn-%d", d.seq))
+		if d.attempt != "" {
+			id = core.TaskManagerID(fmt.Sprintf("tm-%s-%d", d.attempt, d.seq))
+		}
+		if _, taken := d.workers[id]; !taken && !d.abandoned[id] {
+			return id
+		}
+	}
 }
 
 // SetAttempt makes TaskManager ids carry the AM attempt (e.g. "2"), so ids of different
@@ -217,6 +258,10 @@ func (d *Driver) Admit(_ context.Context, w drivers.Worker) error {
 		d.log.Info("refusing TaskManager on blocked node", "taskmanager", w.ID, "node", w.Node)
 		return fmt.Errorf("admit TaskManager %s on node %s: %w", w.ID, w.Node, drivers.ErrBlocked)
 	}
+	if d.abandoned[w.ID] {
+		return fmt.Errorf("admit TaskManager %s on node %s: it did not register within %s of the AM restart and its container was released: %w",
+			w.ID, w.Node, d.cfg.RecoveryTimeout, drivers.ErrUnknownWorker)
+	}
 	wk, ok := d.workers[w.ID]
 	if !ok {
 		d.log.Info("admitting a TaskManager the driver did not start", "taskmanager", w.ID, "node", w.Node)
@@ -228,6 +273,10 @@ func (d *Driver) Admit(_ context.Context, w drivers.Worker) error {
 	}
 	if wk.node != "" && wk.node != w.Node {
 		d.log.Warn("TaskManager reports another node than its container's", "taskmanager", w.ID, "reported", w.Node, "container_node", wk.node)
+	}
+	if wk.adopted && wk.state != stateRegistered {
+		d.log.Info("TaskManager of a previous attempt registered again", "taskmanager", w.ID, "node", w.Node,
+			"container", ContainerIDString(wk.container.GetId()), "after", time.Since(wk.adoptedAt).Round(time.Millisecond))
 	}
 	wk.state = stateRegistered
 	return nil
@@ -277,12 +326,8 @@ func (d *Driver) forget(w *worker) {
 	if w.container != nil {
 		delete(d.containers, ContainerIDString(w.container.GetId()))
 	}
-	for i, id := range d.waiting {
-		if id == w.id {
-			d.waiting = append(d.waiting[:i], d.waiting[i+1:]...)
-			break
-		}
-	}
+	d.waiting = slices.DeleteFunc(d.waiting, func(id core.TaskManagerID) bool { return id == w.id })
+	d.unclaimed = slices.DeleteFunc(d.unclaimed, func(id core.TaskManagerID) bool { return id == w.id })
 }
 
 // kick makes the heartbeat loop run now (mu held or not).
@@ -307,7 +352,26 @@ func (d *Driver) Deregister(ctx context.Context, status drivers.FinalStatus, dia
 		return fmt.Errorf("deregister YARN application (%s): %w", status, err)
 	}
 	d.log.Info("YARN application unregistered", "status", status, "diagnostics", diagnostics)
+	d.removeStaging(ctx, status)
 	return nil
+}
+
+// removeStaging deletes the application's staging directory once the application has
+// finished for good: succeeded, or killed (cancelled). After a failure it stays, since the
+// checkpoints live there unless state.checkpoints.dir says otherwise.
+func (d *Driver) removeStaging(ctx context.Context, status drivers.FinalStatus) {
+	if d.cfg.Records == nil {
+		return
+	}
+	if status != drivers.StatusSucceeded && status != drivers.StatusKilled {
+		d.log.Info("keeping the staging directory (its checkpoints may be needed)", "status", status)
+		return
+	}
+	if err := d.cfg.Records.Remove(ctx); err != nil {
+		d.log.Warn("the application finished but its staging directory stays", "err", err)
+		return
+	}
+	d.log.Info("staging directory removed", "status", status)
 }
 
 func finalStatusProto(s drivers.FinalStatus) yarnpb.FinalApplicationStatusProto {
@@ -349,6 +413,11 @@ func (d *Driver) Close(ctx context.Context) error {
 	if c, ok := d.cfg.Nodes.(io.Closer); ok {
 		if err := c.Close(); err != nil {
 			errs = multierror.Append(errs, fmt.Errorf("close YARN driver: node lister: %w", err))
+		}
+	}
+	if c, ok := d.cfg.Records.(io.Closer); ok {
+		if err := c.Close(); err != nil {
+			errs = multierror.Append(errs, fmt.Errorf("close YARN driver: staging directory: %w", err))
 		}
 	}
 	return errs.ErrorOrNil()

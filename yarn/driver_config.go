@@ -81,6 +81,19 @@ func (f NodeIDFormat) nodeOf(hostPort string) core.NodeID {
 	return core.NodeID(hostPort)
 }
 
+// AttemptRecords keeps what the next AM attempt needs in the application's staging
+// directory and removes it at the end (*StagingStore implements it).
+type AttemptRecords interface {
+	// PublishAMAddress tells surviving TaskManagers where this attempt's AM listens.
+	PublishAMAddress(ctx context.Context, addr string) error
+	// RecordContainer notes which TaskManager runs in a container, before it starts.
+	RecordContainer(ctx context.Context, container string, tm core.TaskManagerID) error
+	// ContainerTaskManager names the TaskManager of a container of a previous attempt.
+	ContainerTaskManager(ctx context.Context, container string) (core.TaskManagerID, error)
+	// Remove deletes the staging directory once the application has finished.
+	Remove(ctx context.Context) error
+}
+
 // LaunchFunc builds the launch context of the TaskManager id in a container on node (the
 // tide node id the TaskManager must report).
 type LaunchFunc func(id core.TaskManagerID, node core.NodeID) *yarnpb.ContainerLaunchContextProto
@@ -105,6 +118,14 @@ type DriverConfig struct {
 	Launch LaunchFunc
 	// NodeIDs is how NodeIds become node ids; default host.
 	NodeIDs NodeIDFormat
+
+	// Records keeps containers across AM attempts (the submission must keep containers
+	// across attempts) and removes the staging directory when the application succeeded
+	// or was cancelled. Without it the containers of a previous attempt are released.
+	Records AttemptRecords
+	// RecoveryTimeout is how long an adopted container of a previous attempt may go
+	// without its TaskManager registering before it is released and replaced; default 90 s.
+	RecoveryTimeout time.Duration
 
 	// Heartbeat is the allocate interval while nothing is pending (Flink's
 	// yarn.heartbeat.interval, default 5 s); FastHeartbeat is the interval while
@@ -153,6 +174,9 @@ func (c *DriverConfig) withDefaults() {
 	}
 	if c.FastHeartbeat <= 0 {
 		c.FastHeartbeat = 500 * time.Millisecond
+	}
+	if c.RecoveryTimeout <= 0 {
+		c.RecoveryTimeout = 90 * time.Second
 	}
 	if c.MaxLaunchFailures <= 0 {
 		c.MaxLaunchFailures = 3

@@ -30,6 +30,7 @@ type fakeRM struct {
 	clusterN    int32
 	nextID      int64
 	refuseStart bool
+	previous    []*yarnpb.ContainerProto // containers_from_previous_attempts at Register
 	changed     chan struct{}
 }
 
@@ -78,8 +79,9 @@ func (f *fakeRM) Register(context.Context, string, int32, string) (*yarnpb.Regis
 	defer f.mu.Unlock()
 	f.registered++
 	return &yarnpb.RegisterApplicationMasterResponseProto{
-		MaximumCapability: &yarnpb.ResourceProto{Memory: proto.Int64(2048), VirtualCores: proto.Int32(4)},
-		Queue:             proto.String("default"),
+		MaximumCapability:              &yarnpb.ResourceProto{Memory: proto.Int64(2048), VirtualCores: proto.Int32(4)},
+		Queue:                          proto.String("default"),
+		ContainersFromPreviousAttempts: f.previous,
 	}, nil
 }
 

@@ -71,6 +71,7 @@ func (d *Driver) heartbeat(ctx context.Context) error {
 		d.mu.Unlock()
 		return nil
 	}
+	d.expireAdopted(time.Now())
 	add, rem := d.blacklistDelta()
 	var req AllocateRequest
 	want := int32(len(d.waiting))
@@ -288,6 +289,11 @@ func (d *Driver) completed(s *yarnpb.ContainerStatusProto) func(drivers.EventHan
 		id := w.id
 		return func(h drivers.EventHandler) { h.OnWorkerTerminated(id, reason) }
 	}
+	if w.adopted && !w.claimed {
+		// Nothing of this attempt counts on it: forget it quietly.
+		d.forget(w)
+		return nil
+	}
 	return d.retry(w, reason)
 }
 
@@ -295,7 +301,7 @@ func (d *Driver) completed(s *yarnpb.ContainerStatusProto) func(drivers.EventHan
 // registered; after MaxLaunchFailures the request is reported failed (mu held).
 func (d *Driver) retry(w *worker, reason string) func(drivers.EventHandler) {
 	w.failures++
-	w.container, w.node = nil, ""
+	w.container, w.node, w.adopted = nil, "", false
 	if w.failures >= d.cfg.MaxLaunchFailures {
 		d.forget(w)
 		d.log.Warn("TaskManager request failed", "taskmanager", w.id, "failures", w.failures, "reason", reason)
@@ -337,6 +343,12 @@ func (d *Driver) checkAllBlocked() {
 func (d *Driver) launch(ctx context.Context, w *worker, c *yarnpb.ContainerProto) {
 	defer d.wg.Done()
 	cid := ContainerIDString(c.GetId())
+	if d.cfg.Records != nil {
+		// Before the start, so a later attempt can always name this TaskManager.
+		if err := d.cfg.Records.RecordContainer(ctx, cid, w.id); err != nil {
+			d.log.Warn("cannot record the container's TaskManager; a later AM attempt will replace it", "taskmanager", w.id, "container", cid, "err", err)
+		}
+	}
 	err := d.cfg.Containers.StartContainer(ctx, c, d.cfg.Launch(w.id, w.node))
 	d.mu.Lock()
 	defer d.mu.Unlock()

@@ -133,9 +133,9 @@ func Submit(ctx context.Context, s Submission) (*Application, error) {
 		MaxAppAttempts:  proto.Int32(int32(s.Attempts)),
 		Resource:        am,
 		ApplicationType: proto.String(ApplicationType),
-		// Containers die with the attempt: a new AM listens on a new address, which
-		// the old TaskManagers would not find.
-		KeepContainersAcrossApplicationAttempts: proto.Bool(false),
+		// With more than one attempt, TaskManager containers outlive the AM: they find
+		// the next attempt's AM through the address file in the staging directory.
+		KeepContainersAcrossApplicationAttempts: proto.Bool(s.Attempts > 1),
 	}
 	if s.Queue != "" {
 		sub.Queue = proto.String(s.Queue)
@@ -146,7 +146,8 @@ func Submit(ctx context.Context, s Submission) (*Application, error) {
 		}
 		return nil, err
 	}
-	log.Info("submitted YARN application", "application", app, "staging", stagingDir, "queue", sub.GetQueue(), "attempts", s.Attempts)
+	log.Info("submitted YARN application", "application", app, "staging", stagingDir, "queue", sub.GetQueue(), "attempts", s.Attempts,
+		"keep_containers", sub.GetKeepContainersAcrossApplicationAttempts())
 	return &Application{ID: appID, StagingDir: stagingDir, Resources: res}, nil
 }
 

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -21,8 +23,10 @@ import (
 	"github.com/tidestream/tide/core"
 	"github.com/tidestream/tide/drivers"
 	"github.com/tidestream/tide/storage"
+	"github.com/tidestream/tide/tm/worker"
 	"github.com/tidestream/tide/yarn"
 	"github.com/tidestream/tide/yarn/security"
+	"github.com/tidestream/tide/yarn/yarnpb"
 )
 
 // Keys of tide run --target yarn-per-job that conf does not declare (read as written).
@@ -37,8 +41,14 @@ func yarnRunFlags() []cli.Flag {
 	return []cli.Flag{
 		&cli.BoolFlag{Name: "detached", Aliases: []string{"d"}, Usage: "yarn-per-job: return once the job is RUNNING instead of following it to the end"},
 		&cli.StringFlag{Name: "binary", Usage: "yarn-per-job: the tide binary to ship (default: this one)"},
+		&cli.BoolFlag{Name: "cancel-on-exit", Aliases: []string{"shutdownOnAttachedExit", "sae"},
+			Usage: "yarn-per-job: kill the application when an attached tide run is interrupted (Ctrl-C)"},
 	}
 }
+
+// stagingRemovalWait bounds the wait for the AM to remove the staging directory after
+// the application finished.
+const stagingRemovalWait = 15 * time.Second
 
 // runYarnPerJob submits the job as its own YARN application and follows it.
 func runYarnPerJob(c *cli.Context) error {
@@ -149,19 +159,107 @@ func runYarnPerJob(c *cli.Context) error {
 			}
 		},
 	})
-	if err != nil {
-		if ctx.Err() != nil {
-			fmt.Fprintf(out, "stopped following %s; the application goes on (kill it with yarn application -kill %s)\n", appID, appID)
-			return nil
-		}
-		return err
+	if err != nil && ctx.Err() != nil {
+		stop() // a second Ctrl-C ends tide run at once
+		return interrupted(c, rm, staging, app, name, p.TrackingURL)
 	}
-	if c.Bool("detached") {
-		fmt.Fprintf(out, "Detached: %s runs at %s\n", appID, p.TrackingURL)
+	if err != nil && !errors.Is(err, yarn.ErrApplicationFailed) {
+		return err // lost the RM: the application's end is unknown
+	}
+	if err == nil && c.Bool("detached") {
+		fmt.Fprintf(out, "Detached: %s runs at %s; its staging directory %s goes when it succeeds or is cancelled\n", appID, p.TrackingURL, app.StagingDir)
 		return nil
+	}
+	reportStaging(c.Context, out, staging, appID, app.StagingDir, p.Report.GetFinalApplicationStatus())
+	if err != nil {
+		return err
 	}
 	fmt.Fprintf(out, "%s finished: %v\n", appID, p.Report.GetFinalApplicationStatus())
 	return nil
+}
+
+// interrupted handles Ctrl-C during an attached tide run: with --cancel-on-exit it kills
+// the application, otherwise it says how to stop the application, which goes on.
+func interrupted(c *cli.Context, rm *yarn.ClientRM, staging storage.Storage, app *yarn.Application, job, tracking string) error {
+	out := c.App.Writer
+	appID := yarn.ApplicationIDString(app.ID)
+	if c.Bool("cancel-on-exit") {
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(c.Context), killWait)
+		defer cancel()
+		fmt.Fprintf(out, "Interrupted: killing %s (--cancel-on-exit)\n", appID)
+		if _, err := rm.ForceKillApplication(ctx, app.ID, "tide run interrupted with --cancel-on-exit"); err != nil {
+			return fmt.Errorf("killing %s after the interrupt: %w", appID, err)
+		}
+		// A killed AM cannot clean up after itself: remove the staging directory here
+		// once YARN has stopped the containers that read from it.
+		if err := awaitEnd(ctx, rm, app.ID); err != nil {
+			return fmt.Errorf("killing %s: %w; its staging directory %s stays", appID, err, app.StagingDir)
+		}
+		if err := staging.Delete(ctx, appID); err != nil {
+			return fmt.Errorf("%s killed, but its staging directory %s stays: %w", appID, app.StagingDir, err)
+		}
+		fmt.Fprintf(out, "Killed %s; staging directory %s removed\n", appID, app.StagingDir)
+		return nil
+	}
+	fmt.Fprintf(out, "Interrupted: %s keeps running (tide run --cancel-on-exit kills it on Ctrl-C).\n", appID)
+	if tracking != "" {
+		host := strings.TrimPrefix(strings.TrimPrefix(tracking, "http://"), "https://")
+		fmt.Fprintf(out, "Stop it with: tide cancel -m %s %s\n", host, job)
+	} else {
+		fmt.Fprintf(out, "Its AM is not up yet; once it is, stop the job with tide cancel -m <AM REST host:port> %s (the tracking URL of %s)\n", job, appID)
+	}
+	return nil
+}
+
+// killWait bounds killing an application on Ctrl-C with --cancel-on-exit.
+const killWait = time.Minute
+
+// awaitEnd waits until YARN reports app ended.
+func awaitEnd(ctx context.Context, rm *yarn.ClientRM, app *yarnpb.ApplicationIdProto) error {
+	for {
+		r, err := rm.GetApplicationReport(ctx, app)
+		if err != nil {
+			return fmt.Errorf("waiting for the application to end: %w", err)
+		}
+		switch r.GetYarnApplicationState() {
+		case yarnpb.YarnApplicationStateProto_KILLED, yarnpb.YarnApplicationStateProto_FINISHED, yarnpb.YarnApplicationStateProto_FAILED:
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("waiting for the application to end: still %v: %w", r.GetYarnApplicationState(), ctx.Err())
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
+}
+
+// reportStaging says what became of the application's staging directory: the AM removes
+// it after the application succeeded or was cancelled, and keeps it (with the checkpoints,
+// unless state.checkpoints.dir points elsewhere) otherwise.
+func reportStaging(ctx context.Context, out io.Writer, staging storage.Storage, appID, dir string, final yarnpb.FinalApplicationStatusProto) {
+	if final != yarnpb.FinalApplicationStatusProto_APP_SUCCEEDED && final != yarnpb.FinalApplicationStatusProto_APP_KILLED {
+		fmt.Fprintf(out, "Staging directory %s kept (%v): it holds the shipped binary and configuration, and the checkpoints unless state.checkpoints.dir points elsewhere\n", dir, final)
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, stagingRemovalWait)
+	defer cancel()
+	for {
+		_, err := staging.Stat(ctx, appID)
+		switch {
+		case errors.Is(err, storage.ErrNotFound):
+			fmt.Fprintf(out, "Staging directory %s removed\n", dir)
+			return
+		case ctx.Err() != nil:
+			fmt.Fprintf(out, "Staging directory %s is still there %s after the application ended (see the AM log)\n", dir, stagingRemovalWait)
+			return
+		case err != nil:
+			slog.Warn("checking the staging directory", "dir", dir, "err", err)
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
 }
 
 func mebibytes(m conf.MemorySize) int64 { return m.Bytes() >> 20 }
@@ -317,18 +415,26 @@ func newYarnDriver(cfg *conf.Config, sched string, rpc, rest net.Addr) (*yarn.Dr
 		Resources: res, AMHost: rpcHost, AMPort: rpcPort,
 		Env: map[string]string{"HADOOP_USER_NAME": usr, "TIDE_LOG_LEVEL": os.Getenv("TIDE_LOG_LEVEL")},
 	}
+	var records yarn.AttemptRecords
+	if rec := stagingRecords(usr, log); rec != nil {
+		records = rec
+		launch.Env[worker.EnvAMAddressFile] = rec.AMAddressURI()
+	}
 	d, err := yarn.NewDriver(yarn.DriverConfig{
 		Scheduler: amrm, Containers: yarn.NewNM(tokens, log), Nodes: nodes,
 		Host: rpcHost, RPCPort: rpcPort, TrackingURL: "http://" + rest.String(),
 		MemoryMB: mebibytes(conf.TaskManagerMemoryProcessSize.Get(cfg)), VCores: int32(vcores),
 		Launch: launch.Context, NodeIDs: nodeIDs,
+		Records:   records,
 		Heartbeat: heartbeat, FastHeartbeat: fast,
 		Logger: log,
 	})
 	if err != nil {
 		amrm.Close()
-		if c, ok := nodes.(io.Closer); ok {
-			c.Close()
+		for _, r := range []any{nodes, records} {
+			if c, ok := r.(io.Closer); ok {
+				c.Close()
+			}
 		}
 		return nil, err
 	}
@@ -337,4 +443,22 @@ func newYarnDriver(cfg *conf.Config, sched string, rpc, rest net.Addr) (*yarn.Dr
 		slog.Info("YARN AM attempt", "attempt", yarn.AttemptIDString(self.GetAppAttemptId()), "container", os.Getenv("CONTAINER_ID"))
 	}
 	return d, nil
+}
+
+// stagingRecords opens the application's staging directory for the records that let a
+// later AM attempt keep this attempt's TaskManagers; nil (containers are then replaced on
+// an AM restart) when there is none or it cannot be opened.
+func stagingRecords(usr string, log *slog.Logger) *yarn.StagingStore {
+	dir := os.Getenv(yarn.EnvStagingDir)
+	if dir == "" {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	rec, err := yarn.OpenStagingStore(ctx, dir, usr)
+	if err != nil {
+		log.Error("the staging directory cannot keep TaskManagers across AM attempts", "dir", dir, "err", err)
+		return nil
+	}
+	return rec
 }

@@ -2,10 +2,12 @@ package e2e
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
@@ -13,12 +15,16 @@ import (
 	"time"
 
 	"github.com/tidestream/tide/examples"
+	"github.com/tidestream/tide/storage"
 	"github.com/tidestream/tide/test/hadoop/hadooptest"
 	"github.com/tidestream/tide/yarn"
 )
 
 // TestYARNAMRestart kills the AM container after a checkpoint: YARN starts attempt 2,
-// which recovers the job from the newest checkpoint on HDFS, and the output is exact.
+// which recovers the job from the newest checkpoint on HDFS on the very TaskManager
+// processes of attempt 1 (YARN keeps their containers; they find the new AM through the
+// address file in the staging directory), the output is exact and the staging directory
+// is gone once the job has finished.
 func TestYARNAMRestart(t *testing.T) {
 	env := hadooptest.RequireYARN(t)
 	f, err := os.Open(filepath.Join(env.ConfDir, "yarn-site.xml"))
@@ -34,7 +40,7 @@ func TestYARNAMRestart(t *testing.T) {
 		t.Skipf("the mini-cluster caps AM attempts at yarn.resourcemanager.am.max-attempts=%q: no second attempt possible", site["yarn.resourcemanager.am.max-attempts"])
 	}
 	out := t.TempDir()
-	jobArgs := []string{"--records", "120000", "--keys", "7", "--rate", "4000", "--output", out}
+	jobArgs := []string{"--records", "200000", "--keys", "7", "--rate", "4000", "--output", out}
 	r := startYarnRun(t, env, []string{"-Dyarn.application-attempts=2"}, jobArgs)
 	var ov struct {
 		Jobs []struct {
@@ -45,6 +51,7 @@ func TestYARNAMRestart(t *testing.T) {
 		t.Fatalf("overview: %v %+v", err, ov)
 	}
 	jid := ov.Jobs[0].JID
+	before := waitYarnRunning(t, r.track, jid, 2, nil)
 	waitFor(t, "a completed checkpoint", func() (bool, error) {
 		var s checkpointStats
 		if err := getJSON(r.track+"/jobs/"+jid+"/checkpoints", &s); err != nil {
@@ -52,7 +59,31 @@ func TestYARNAMRestart(t *testing.T) {
 		}
 		return s.Counts.Completed > 0, fmt.Errorf("%d completed", s.Counts.Completed)
 	})
+	procs := containerProcesses(r.app, 1, "taskmanager")
+	if len(procs) != 2 {
+		t.Fatalf("TaskManager processes of attempt 1: %v, want 2", procs)
+	}
+	for _, tm := range before {
+		if _, ok := procs[tm.ID]; !ok {
+			t.Fatalf("TaskManager %s registered but has no process in a container of attempt 1 (%v)", tm.ID, procs)
+		}
+	}
 	killAM(t, r.app)
+	track2 := waitAttempt2(t, env, r.app, r.track)
+	after := waitYarnRunning(t, track2, jid, 2, nil)
+	for _, tm := range after {
+		if _, ok := procs[tm.ID]; !ok {
+			t.Fatalf("attempt 2 runs on TaskManager %s, want only those of attempt 1 %v", tm.ID, procs)
+		}
+	}
+	now := containerProcesses(r.app, 1, "taskmanager")
+	if !reflect.DeepEqual(now, procs) {
+		t.Fatalf("TaskManager processes of attempt 1 now %v, want the same as before the AM died %v", now, procs)
+	}
+	if fresh := containerProcesses(r.app, 2, "taskmanager"); len(fresh) != 0 {
+		t.Fatalf("attempt 2 started TaskManagers %v: the kept containers were not reused", fresh)
+	}
+	t.Logf("attempt 2 at %s runs on the TaskManagers of attempt 1: %v", track2, procs)
 	select {
 	case err := <-r.done:
 		if err != nil {
@@ -87,6 +118,99 @@ func TestYARNAMRestart(t *testing.T) {
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("output differs after the AM restart:\n got %v\nwant %v", got, want)
 	}
+	<-r.drained
+	m := stagingRE.FindStringSubmatch(r.out.String())
+	if m == nil {
+		t.Fatalf("tide run did not name the staging directory:\n%s", r.out.String())
+	}
+	if !strings.Contains(r.out.String(), "Staging directory "+m[1]+" removed") {
+		t.Fatalf("tide run did not report the staging directory %s removed:\n%s", m[1], r.out.String())
+	}
+	st, err := storage.Open(ctx, strings.TrimSuffix(m[1], "/"+r.app), storage.Options{User: currentUser()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if _, err := st.Stat(ctx, r.app); !errors.Is(err, storage.ErrNotFound) {
+		t.Fatalf("staging directory %s after the job finished: %v, want it gone", m[1], err)
+	}
+}
+
+var stagingRE = regexp.MustCompile(`Submitted application \S+ \(staging (\S+)\)`)
+
+// tmProcess is a process in one of the application's containers.
+type tmProcess struct {
+	PID       int
+	Container string
+}
+
+// containerProcesses maps the --resource-id of every process running `tide role` in a
+// container of app's attempt to its pid and container id.
+func containerProcesses(app string, attempt int, role string) map[string]tmProcess {
+	prefix := fmt.Sprintf("container_%s_%02d_", strings.TrimPrefix(app, "application_"), attempt)
+	out := map[string]tmProcess{}
+	procs, _ := filepath.Glob("/proc/[0-9]*/environ")
+	for _, p := range procs {
+		envb, err := os.ReadFile(p)
+		if err != nil {
+			continue
+		}
+		var container string
+		for _, kv := range strings.Split(string(envb), "\x00") {
+			if c, ok := strings.CutPrefix(kv, "CONTAINER_ID="); ok && strings.HasPrefix(c, prefix) {
+				container = c
+			}
+		}
+		if container == "" {
+			continue
+		}
+		cmd, _ := os.ReadFile(filepath.Join(filepath.Dir(p), "cmdline"))
+		args := strings.Split(string(cmd), "\x00")
+		if len(args) < 2 || args[1] != role {
+			continue
+		}
+		for i := range args[:len(args)-1] {
+			if args[i] == "--resource-id" {
+				pid, _ := strconv.Atoi(filepath.Base(filepath.Dir(p)))
+				out[args[i+1]] = tmProcess{PID: pid, Container: container}
+			}
+		}
+	}
+	return out
+}
+
+// waitAttempt2 waits until app's second attempt has registered and returns its AM's REST
+// address (not old, the first attempt's).
+func waitAttempt2(t *testing.T, env *hadooptest.Env, app, old string) string {
+	t.Helper()
+	id, err := yarn.ParseApplicationID(app)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rm, err := yarn.DialClientRM(env.YARNResourceManager, currentUser(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rm.Close()
+	var track string
+	waitFor(t, "the AM of attempt 2", func() (bool, error) {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		rep, err := rm.GetApplicationReport(ctx, id)
+		if err != nil {
+			return false, err
+		}
+		u := rep.GetOriginalTrackingUrl()
+		if a := rep.GetCurrentApplicationAttemptId().GetAttemptId(); a != 2 || u == "" || u == "N/A" {
+			return false, fmt.Errorf("attempt %d, tracking URL %q", a, u)
+		}
+		if !strings.Contains(u, "://") {
+			u = "http://" + u
+		}
+		track = strings.TrimRight(u, "/")
+		return track != old, fmt.Errorf("tracking URL still %s", track)
+	})
+	return track
 }
 
 // killAM SIGKILLs the AM process of app's first attempt (its container ends).

@@ -51,11 +51,13 @@ func yarnSettings() []string {
 
 // yarnRun is one `tide run --target yarn-per-job` process.
 type yarnRun struct {
-	cmd   *exec.Cmd
-	out   *bytes.Buffer
-	done  chan error
-	app   string
-	track string
+	cmd  *exec.Cmd
+	out  *bytes.Buffer
+	done chan error
+	// drained is closed once every output line is in out (after the process exited).
+	drained chan struct{}
+	app     string
+	track   string
 }
 
 var (
@@ -72,7 +74,7 @@ func startYarnRun(t *testing.T, env *hadooptest.Env, extra []string, jobArgs []s
 	cmd := exec.Command(tideBin, args...)
 	cmd.Env = append(os.Environ(), "HADOOP_CONF_DIR="+env.ConfDir)
 	pr, pw := io.Pipe()
-	r := &yarnRun{cmd: cmd, out: &bytes.Buffer{}, done: make(chan error, 1)}
+	r := &yarnRun{cmd: cmd, out: &bytes.Buffer{}, done: make(chan error, 1), drained: make(chan struct{})}
 	cmd.Stdout, cmd.Stderr = pw, pw
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -110,6 +112,7 @@ func startYarnRun(t *testing.T, env *hadooptest.Env, extra []string, jobArgs []s
 			if m := runningRE.FindStringSubmatch(l); m != nil {
 				r.track = m[2]
 				go func() {
+					defer close(r.drained)
 					for l := range lines {
 						r.out.WriteString(l + "\n") // only read after done
 					}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"time"
 
 	"github.com/tidestream/tide/rpc"
@@ -13,6 +14,13 @@ import (
 type Config struct {
 	// AMAddress is host:port of the AM's RPC endpoint (jobmanager.rpc.address/port).
 	AMAddress string
+	// AMAddressFile is the URI of a file naming host:port of the AM (hdfs://… or
+	// file://…), rewritten by every AM attempt once it listens. When set, every
+	// connection attempt after the first (and after losing the AM) re-reads it and dials
+	// what it names, so a TaskManager follows a restarted AM to its new address; an
+	// unreadable file leaves the last address in use. Empty: $TIDE_AM_ADDRESS_FILE,
+	// else AMAddress only.
+	AMAddressFile string
 	// ID names the TaskManager (unique per process); NodeID names its machine.
 	ID     string
 	NodeID string
@@ -62,6 +70,9 @@ func (c *Config) withDefaults() {
 	}
 	if c.MaxBackoff <= 0 {
 		c.MaxBackoff = 5 * time.Second
+	}
+	if c.AMAddressFile == "" {
+		c.AMAddressFile = os.Getenv(EnvAMAddressFile)
 	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()

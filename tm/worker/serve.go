@@ -49,7 +49,7 @@ func (w *worker) serve(ctx context.Context, c *connection) (outcome, error) {
 			log.Warn("closing executor", "err", err)
 		}
 	}()
-	log.Info("registered with the AM", "am", w.cfg.AMAddress)
+	log.Info("registered with the AM", "am", w.am)
 
 	hbDone := make(chan struct{})
 	defer close(hbDone)
@@ -83,7 +83,7 @@ func (w *worker) serve(ctx context.Context, c *connection) (outcome, error) {
 			if errors.Is(err, io.EOF) {
 				err = errors.New("AM closed the connection")
 			}
-			log.Warn("lost the AM; cancelling every task and reconnecting", "am", w.cfg.AMAddress, "err", err)
+			log.Warn("lost the AM; cancelling every task and reconnecting", "am", w.am, "err", err)
 			return outcomeLost, nil
 		case m := <-msgs:
 			if done := w.dispatch(ctx, ex, m, log); done {
@@ -137,6 +137,9 @@ func (w *worker) dispatch(ctx context.Context, ex *exec.Executor, m *rpc.JobMana
 func deploySpec(d *rpc.DeployTasks) exec.DeploySpec {
 	spec := exec.DeploySpec{Attempt: d.GetAttempt(), RestoreFrom: d.GetRestoreFrom(),
 		CheckpointingEnabled: d.GetCheckpointingEnabled()}
+	if l := d.GetRestoreLocation(); l != nil {
+		spec.RestoreLocation = &exec.RestoreLocation{StorageURI: l.GetStorageUri(), Dir: l.GetDir()}
+	}
 	for _, v := range d.GetVertices() {
 		spec.Vertices = append(spec.Vertices, exec.VertexParallelism{Vertex: v.GetVertex(),
 			Parallelism: int(v.GetParallelism()), MaxParallelism: int(v.GetMaxParallelism())})

@@ -11,6 +11,7 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/tidestream/tide/rpc"
+	"github.com/tidestream/tide/storage"
 	"github.com/tidestream/tide/tm/netplane"
 )
 
@@ -32,14 +33,45 @@ func Run(ctx context.Context, cfg Config) error {
 	}
 	defer plane.Close()
 	log.Info("TaskManager started", "slots", cfg.Slots, "dataAddress", plane.Addr(), "am", cfg.AMAddress, "build", cfg.BuildID)
-	w := &worker{cfg: cfg, log: log, plane: plane}
+	w := &worker{cfg: cfg, log: log, plane: plane, am: cfg.AMAddress}
+	if cfg.AMAddressFile != "" {
+		if w.addrFile, err = newAddressFile(cfg.AMAddressFile); err != nil {
+			return fmt.Errorf("configure TaskManager %s: %w", cfg.ID, err)
+		}
+		w.addrFile.opts = storage.Options{Logger: log}
+		defer w.addrFile.close()
+		log.Info("following the AM address file across AM restarts", "file", cfg.AMAddressFile)
+	}
 	return w.run(ctx)
 }
 
 type worker struct {
-	cfg   Config
-	log   *slog.Logger
-	plane *netplane.Plane
+	cfg      Config
+	log      *slog.Logger
+	plane    *netplane.Plane
+	am       string       // the AM's address now; the address file may move it
+	addrFile *addressFile // nil without Config.AMAddressFile
+}
+
+// addressFileReadTimeout bounds one read of the AM address file.
+const addressFileReadTimeout = 10 * time.Second
+
+// followAddressFile points the next connection attempt at the address the AM address
+// file names now; an unreadable file leaves the current address.
+func (w *worker) followAddressFile(ctx context.Context) {
+	if w.addrFile == nil {
+		return
+	}
+	rctx, cancel := context.WithTimeout(ctx, addressFileReadTimeout)
+	defer cancel()
+	addr, err := w.addrFile.read(rctx)
+	switch {
+	case err != nil:
+		w.log.Warn("cannot read the AM address file; trying the last address", "am", w.am, "err", err)
+	case addr != w.am:
+		w.log.Info("the AM address file names another AM; following it", "from", w.am, "to", addr)
+		w.am = addr
+	}
 }
 
 // outcome is how a served session ended.
@@ -54,7 +86,11 @@ const (
 func (w *worker) run(ctx context.Context) error {
 	deadline := time.Now().Add(w.cfg.ConnectTimeout)
 	backoff := w.cfg.InitialBackoff
-	for attempt := 1; ; attempt++ {
+	for attempt, first := 1, true; ; attempt++ {
+		if !first {
+			w.followAddressFile(ctx)
+		}
+		first = false
 		conn, err := w.connect(ctx)
 		if err == nil {
 			out, err := w.serve(ctx, conn)
@@ -70,7 +106,7 @@ func (w *worker) run(ctx context.Context) error {
 			continue
 		}
 		if errors.Is(err, ErrRejected) {
-			w.log.Error("the AM rejected this TaskManager; exiting", "am", w.cfg.AMAddress, "err", err)
+			w.log.Error("the AM rejected this TaskManager; exiting", "am", w.am, "err", err)
 			return err
 		}
 		if ctx.Err() != nil {
@@ -78,9 +114,9 @@ func (w *worker) run(ctx context.Context) error {
 		}
 		if time.Now().After(deadline) {
 			return fmt.Errorf("TaskManager %s: %w at %s after %d attempts over %s: %w",
-				w.cfg.ID, ErrAMUnreachable, w.cfg.AMAddress, attempt, w.cfg.ConnectTimeout, err)
+				w.cfg.ID, ErrAMUnreachable, w.am, attempt, w.cfg.ConnectTimeout, err)
 		}
-		w.log.Warn("cannot reach the AM; retrying", "am", w.cfg.AMAddress, "attempt", attempt,
+		w.log.Warn("cannot reach the AM; retrying", "am", w.am, "attempt", attempt,
 			"retryIn", backoff, "giveUpIn", time.Until(deadline).Round(time.Second), "err", err)
 		select {
 		case <-time.After(backoff):
@@ -106,9 +142,9 @@ func (c *connection) close() {
 
 // connect dials the AM, registers and waits for the answer.
 func (w *worker) connect(ctx context.Context) (*connection, error) {
-	cc, err := grpc.NewClient(w.cfg.AMAddress, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	cc, err := grpc.NewClient(w.am, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
-		return nil, fmt.Errorf("dial AM %s: %w", w.cfg.AMAddress, err)
+		return nil, fmt.Errorf("dial AM %s: %w", w.am, err)
 	}
 	// The stream outlives ctx: on SIGTERM the TaskManager still sends Unregister on it.
 	// Until registration is answered, ctx ending aborts the attempt.
@@ -119,7 +155,7 @@ func (w *worker) connect(ctx context.Context) (*connection, error) {
 	stream, err := rpc.NewJobManagerClient(cc).Connect(sctx)
 	if err != nil {
 		c.close()
-		return nil, fmt.Errorf("open stream to AM %s: %w", w.cfg.AMAddress, err)
+		return nil, fmt.Errorf("open stream to AM %s: %w", w.am, err)
 	}
 	c.stream = stream
 	err = stream.Send(&rpc.TaskManagerMessage{Kind: &rpc.TaskManagerMessage_Register{Register: &rpc.Register{
@@ -127,14 +163,14 @@ func (w *worker) connect(ctx context.Context) (*connection, error) {
 		BuildId: w.cfg.BuildID, DataAddress: w.plane.Addr()}}})
 	if err != nil {
 		c.close()
-		return nil, fmt.Errorf("register with AM %s: %w", w.cfg.AMAddress, err)
+		return nil, fmt.Errorf("register with AM %s: %w", w.am, err)
 	}
 	timer := time.AfterFunc(registrationReplyTimeout, cancel)
 	first, err := stream.Recv()
 	timer.Stop()
 	if err != nil {
 		c.close()
-		return nil, fmt.Errorf("await registration answer from AM %s: %w", w.cfg.AMAddress, err)
+		return nil, fmt.Errorf("await registration answer from AM %s: %w", w.am, err)
 	}
 	switch k := first.GetKind().(type) {
 	case *rpc.JobManagerMessage_Registered:
@@ -145,6 +181,6 @@ func (w *worker) connect(ctx context.Context) (*connection, error) {
 		return nil, fmt.Errorf("TaskManager %s: %w: %s", w.cfg.ID, ErrRejected, k.Rejected.GetReason())
 	default:
 		c.close()
-		return nil, fmt.Errorf("AM %s answered Register with %T: expected Registered or Rejected", w.cfg.AMAddress, k)
+		return nil, fmt.Errorf("AM %s answered Register with %T: expected Registered or Rejected", w.am, k)
 	}
 }

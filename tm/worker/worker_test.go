@@ -53,6 +53,21 @@ func startFakeAM(t *testing.T, reply func(*rpc.Register) *rpc.JobManagerMessage)
 	return f, ln.Addr().String()
 }
 
+// startStoppableAM is startFakeAM that the test can stop early (the AM dies).
+func startStoppableAM(t *testing.T, reply func(*rpc.Register) *rpc.JobManagerMessage) (*fakeAM, string, func()) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &fakeAM{reply: reply, got: make(chan *rpc.TaskManagerMessage, 1024)}
+	srv := grpc.NewServer()
+	rpc.RegisterJobManagerServer(srv, f)
+	go func() { _ = srv.Serve(ln) }()
+	t.Cleanup(srv.Stop)
+	return f, ln.Addr().String(), srv.Stop
+}
+
 func testConfig(addr string) Config {
 	return Config{AMAddress: addr, ID: "tm-1", NodeID: "node-1", Slots: 2, ConnectTimeout: 2 * time.Second,
 		InitialBackoff: 10 * time.Millisecond, MaxBackoff: 50 * time.Millisecond, Logger: slog.New(slog.DiscardHandler)}

@@ -1,0 +1,122 @@
+package e2e
+
+import (
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tidestream/tide/storage"
+	"github.com/tidestream/tide/test/hadoop/hadooptest"
+	"github.com/tidestream/tide/yarn"
+	"github.com/tidestream/tide/yarn/yarnpb"
+)
+
+var stopWithRE = regexp.MustCompile(`Stop it with: (tide cancel -m \S+ \S+)`)
+
+// TestYARNInterrupt: Ctrl-C on an attached tide run leaves the application running and
+// prints the command that stops it, which works (the job is cancelled, the application
+// ends KILLED and the AM removes the staging directory); with --cancel-on-exit, Ctrl-C
+// kills the application and tide run removes the staging directory.
+func TestYARNInterrupt(t *testing.T) {
+	env := hadooptest.RequireYARN(t)
+	jobArgs := []string{"--records", "1000000", "--keys", "7", "--rate", "2000"}
+	t.Run("keeps running", func(t *testing.T) {
+		r := startYarnRun(t, env, nil, append(jobArgs, "--output", t.TempDir()))
+		out := interruptRun(t, r)
+		if !strings.Contains(out, "Interrupted: "+r.app+" keeps running") {
+			t.Fatalf("tide run did not say the application goes on:\n%s", out)
+		}
+		m := stopWithRE.FindStringSubmatch(out)
+		if m == nil {
+			t.Fatalf("tide run printed no command to stop the application:\n%s", out)
+		}
+		if state := appState(t, env, r.app); state != yarnpb.YarnApplicationStateProto_RUNNING {
+			t.Fatalf("%s is %v after the interrupt, want RUNNING", r.app, state)
+		}
+		words := strings.Fields(m[1])
+		cancel := exec.Command(tideBin, append(words[1:], "--wait", "60s")...)
+		cancel.Env = append(os.Environ(), "HADOOP_CONF_DIR="+env.ConfDir)
+		if b, err := cancel.CombinedOutput(); err != nil {
+			t.Fatalf("%s: %v\n%s", m[1], err, b)
+		}
+		waitFor(t, r.app+" KILLED", func() (bool, error) {
+			s := appState(t, env, r.app)
+			return s == yarnpb.YarnApplicationStateProto_KILLED || s == yarnpb.YarnApplicationStateProto_FINISHED, errors.New(s.String())
+		})
+		waitStagingGone(t, env, r)
+	})
+	t.Run("cancel-on-exit", func(t *testing.T) {
+		r := startYarnRun(t, env, []string{"--cancel-on-exit"}, append(jobArgs, "--output", t.TempDir()))
+		out := interruptRun(t, r)
+		if !strings.Contains(out, "Killed "+r.app+"; staging directory") {
+			t.Fatalf("tide run --cancel-on-exit did not kill the application:\n%s", out)
+		}
+		if state := appState(t, env, r.app); state != yarnpb.YarnApplicationStateProto_KILLED {
+			t.Fatalf("%s is %v after the interrupt, want KILLED", r.app, state)
+		}
+		waitStagingGone(t, env, r)
+	})
+}
+
+// interruptRun sends tide run SIGINT (Ctrl-C) and returns its output once it exited.
+func interruptRun(t *testing.T, r *yarnRun) string {
+	t.Helper()
+	if err := r.cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-r.done:
+		if err != nil {
+			t.Fatalf("tide run after Ctrl-C: %v\n%s", err, r.out.String())
+		}
+	case <-time.After(2 * time.Minute):
+		t.Fatal("tide run did not exit after Ctrl-C")
+	}
+	<-r.drained
+	return r.out.String()
+}
+
+func appState(t *testing.T, env *hadooptest.Env, app string) yarnpb.YarnApplicationStateProto {
+	t.Helper()
+	id, err := yarn.ParseApplicationID(app)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rm, err := yarn.DialClientRM(env.YARNResourceManager, currentUser(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rm.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	rep, err := rm.GetApplicationReport(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rep.GetYarnApplicationState()
+}
+
+// waitStagingGone waits until the staging directory tide run named is gone.
+func waitStagingGone(t *testing.T, env *hadooptest.Env, r *yarnRun) {
+	t.Helper()
+	m := stagingRE.FindStringSubmatch(r.out.String())
+	if m == nil {
+		t.Fatalf("tide run did not name the staging directory:\n%s", r.out.String())
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	st, err := storage.Open(ctx, strings.TrimSuffix(m[1], "/"+r.app), storage.Options{User: currentUser()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	waitFor(t, "staging directory "+m[1]+" gone", func() (bool, error) {
+		_, err := st.Stat(ctx, r.app)
+		return errors.Is(err, storage.ErrNotFound), err
+	})
+}
