@@ -85,7 +85,7 @@ func New(cfg Config) (*AM, error) {
 	if a.reload, err = newReloader(a, cfg.Watch); err != nil {
 		return nil, err
 	}
-	latest, err := a.ckpt.recover(context.Background())
+	latest, err := a.ckpt.recover(context.Background(), graph)
 	if err != nil {
 		return nil, err
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/tidestream/tide/core"
 	"github.com/tidestream/tide/core/checkpoint"
+	"github.com/tidestream/tide/core/jobgraph"
 	"github.com/tidestream/tide/rpc"
 )
 
@@ -21,6 +22,7 @@ import (
 // scheduler the outcome. It runs on the loop goroutine; only deletes run elsewhere.
 type checkpointCoordinator struct {
 	am       *AM
+	jobID    string
 	log      *slog.Logger
 	store    *checkpointStore // nil: checkpointing disabled
 	co       *checkpoint.Coordinator
@@ -35,6 +37,16 @@ type checkpointCoordinator struct {
 	// coord holds the source coordinator state of retained checkpoints, and of the
 	// pending one under its id.
 	coord map[int64]map[string][]byte
+	// savepoint is what the job started from when it had no checkpoint of its own
+	// (--fromSavepoint); nil otherwise. Its id stays the restore point until the job's
+	// first own checkpoint completes.
+	savepoint *savepoint
+	// fromSavepoint and allowNonRestored are Config.FromSavepoint and
+	// Config.AllowNonRestoredState.
+	fromSavepoint    string
+	allowNonRestored bool
+	// pins keep checkpoints being copied into savepoints from retention's deletes.
+	pins checkpointPins
 
 	bg sync.WaitGroup
 }
@@ -51,22 +63,88 @@ func newCheckpointCoordinator(a *AM, cfg Config) (*checkpointCoordinator, error)
 	if err != nil {
 		return nil, err
 	}
-	c := &checkpointCoordinator{am: a, log: a.log, co: co, interval: cfg.CheckpointInterval,
+	c := &checkpointCoordinator{am: a, jobID: cfg.JobID, log: a.log, co: co, interval: cfg.CheckpointInterval,
 		timeout: cfg.CheckpointTimeout, coord: map[int64]map[string][]byte{},
-		tolerance: failureTolerance{limit: tolerable}}
+		tolerance: failureTolerance{limit: tolerable}, fromSavepoint: cfg.FromSavepoint,
+		allowNonRestored: cfg.AllowNonRestoredState}
 	if cfg.Storage != nil {
 		c.store = &checkpointStore{st: cfg.Storage, jobID: cfg.JobID}
 	}
 	return c, nil
 }
 
-// recover adopts the checkpoints a previous AM left and returns the newest intact
-// one, the job's restore point (before the loop starts). Incomplete checkpoints (no
-// _metadata) are deleted. Every file the newest complete checkpoint's _metadata lists
-// must exist with its recorded size; if one is missing or truncated, recovery falls
-// back to the next older complete checkpoint and says so. Damaged checkpoints are left
-// in place for inspection (new checkpoint ids continue above them).
-func (c *checkpointCoordinator) recover(ctx context.Context) (core.CheckpointID, error) {
+// recover finds the job's restore point before the loop starts: the newest intact
+// checkpoint of its own in state.checkpoints.dir (see recoverOwn) or, when there is none
+// and cfg.FromSavepoint names one, that savepoint (see restoreSavepoint); 0 starts fresh.
+// The job's own checkpoints win over a savepoint: an AM restarted with the same
+// --fromSavepoint resumes from where the job got to, as Flink does.
+func (c *checkpointCoordinator) recover(ctx context.Context, graph *jobgraph.JobGraph) (core.CheckpointID, error) {
+	own, err := c.recoverOwn(ctx)
+	if err != nil {
+		return 0, err
+	}
+	from := c.fromSavepoint
+	switch {
+	case from == "":
+		return own, nil
+	case own > 0:
+		c.log.Warn("the job has checkpoints of its own: resuming from the latest of them, not from the savepoint",
+			"checkpoint", own, "savepoint", from)
+		return own, nil
+	}
+	return c.restoreSavepoint(ctx, from, graph)
+}
+
+// restoreSavepoint loads and checks the savepoint at location (see loadSavepoint) and
+// makes it the restore point: checkpoint ids continue above its id, and its source
+// coordinator state is what the enumerators restore.
+func (c *checkpointCoordinator) restoreSavepoint(ctx context.Context, location string, graph *jobgraph.JobGraph) (core.CheckpointID, error) {
+	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	sp, dropped, err := loadSavepoint(ctx, location, graph, c.allowNonRestored)
+	if err != nil {
+		return 0, fmt.Errorf("start job %s: %w", c.jobID, err)
+	}
+	if len(dropped) > 0 {
+		c.log.Warn("dropping the savepoint's state of vertices the job no longer has (--allowNonRestoredState)",
+			"savepoint", sp.location, "vertices", dropped)
+	}
+	id := sp.md.CheckpointID
+	for _, discard := range c.co.Adopt(nil, id) {
+		c.discard(discard)
+	}
+	c.savepoint = sp
+	c.coord[id] = sp.coord
+	c.log.Info("starting from savepoint", "savepoint", sp.location, "checkpoint", id, "savepointJob", sp.md.JobID,
+		"vertices", len(sp.md.Vertices), "bytes", sp.md.Size())
+	return core.CheckpointID(id), nil
+}
+
+// restoreLocation is where checkpoint id lives for the TaskManagers when it is not one
+// of the job's own: the savepoint the job started from. nil: the job's own storage.
+func (c *checkpointCoordinator) restoreLocation(id core.CheckpointID) *rpc.RestoreLocation {
+	sp := c.savepoint
+	if sp == nil || int64(id) != sp.md.CheckpointID {
+		return nil
+	}
+	return &rpc.RestoreLocation{StorageUri: sp.storageURI, Dir: sp.dir}
+}
+
+// restorePath is the full URI of the directory checkpoint id is restored from.
+func (c *checkpointCoordinator) restorePath(id int64) string {
+	if sp := c.savepoint; sp != nil && id == sp.md.CheckpointID {
+		return sp.location
+	}
+	return c.chkPath(id)
+}
+
+// recoverOwn adopts the checkpoints a previous AM left and returns the newest intact
+// one (before the loop starts). Incomplete checkpoints (no _metadata) are deleted. Every
+// file the newest complete checkpoint's _metadata lists must exist with its recorded
+// size; if one is missing or truncated, recovery falls back to the next older complete
+// checkpoint and says so. Damaged checkpoints are left in place for inspection (new
+// checkpoint ids continue above them).
+func (c *checkpointCoordinator) recoverOwn(ctx context.Context) (core.CheckpointID, error) {
 	if c.store == nil {
 		return 0, nil
 	}
@@ -92,7 +170,9 @@ func (c *checkpointCoordinator) recover(ctx context.Context) (core.CheckpointID,
 		c.discard(id)
 	}
 	if rp.latest == 0 {
-		c.log.Info("no complete checkpoint found; the job starts fresh", "dir", c.store.st.URI())
+		if c.fromSavepoint == "" {
+			c.log.Info("no complete checkpoint found; the job starts fresh", "dir", c.store.st.URI())
+		}
 		return 0, nil
 	}
 	state, err := c.store.readCoordinator(ctx, rp.latest)
@@ -122,8 +202,8 @@ func (c *checkpointCoordinator) deployed(attempt core.AttemptID, restoreFrom cor
 		c.failed(f, false, false)
 	}
 	c.attempt = attempt
-	if restoreFrom > 0 && c.store != nil {
-		c.co.Restored(now, int64(restoreFrom), c.chkPath(int64(restoreFrom)))
+	if restoreFrom > 0 {
+		c.co.Restored(now, int64(restoreFrom), c.restorePath(int64(restoreFrom)))
 	}
 	c.am.view.setCheckpoints(c.co.Stats())
 }
@@ -323,6 +403,13 @@ func (c *checkpointCoordinator) finish(done checkpoint.Completed) {
 	c.am.view.setCheckpoints(c.co.Stats())
 	c.log.Info("checkpoint completed", "checkpoint", done.ID, "attempt", done.Attempt,
 		"duration", done.Duration, "bytes", done.Size)
+	if sp := c.savepoint; sp != nil {
+		// The job's own checkpoint is the restore point from now on.
+		delete(c.coord, sp.md.CheckpointID)
+		c.savepoint = nil
+	}
+	// Savepoints waiting for this checkpoint pin it now, before retention deletes anything.
+	c.am.resolveOperations()
 	msg := &rpc.JobManagerMessage{Kind: &rpc.JobManagerMessage_CheckpointComplete{CheckpointComplete: &rpc.NotifyCheckpointComplete{
 		Attempt: done.Attempt, CheckpointId: done.ID}}}
 	for _, s := range c.am.sessions {
@@ -349,6 +436,10 @@ func (c *checkpointCoordinator) chkPath(id int64) string {
 
 func (c *checkpointCoordinator) discard(id int64) {
 	if c.store == nil {
+		return
+	}
+	if c.pins.deferDelete(id) {
+		c.log.Info("checkpoint beyond num-retained is being copied into a savepoint; deleting it afterwards", "checkpoint", id)
 		return
 	}
 	c.bg.Add(1)

@@ -178,7 +178,7 @@ func TestRecoverChoosesNewestIntactCheckpoint(t *testing.T) {
 					tt.damage(t, st)
 				}
 				c, logs := newRecoverCoordinator(t, st, tt.retained)
-				got, err := c.recover(ctx)
+				got, err := c.recover(ctx, nil)
 				c.wait()
 				if err != nil {
 					t.Fatalf("recover: %v\nlog:\n%s", err, logs)
@@ -214,7 +214,7 @@ func TestRecoverFailsWhenNoCheckpointIsIntact(t *testing.T) {
 		truncate(t, st, checkpoint.ChkDir(recoverJobID, 1)+"/count-0.state")
 		truncate(t, st, checkpoint.ChkDir(recoverJobID, 2)+"/count-0.state")
 		c, _ := newRecoverCoordinator(t, st, 2)
-		_, err := c.recover(context.Background())
+		_, err := c.recover(context.Background(), nil)
 		c.wait()
 		if err == nil || !errors.Is(err, errDamagedCheckpoint) || !strings.Contains(err.Error(), "none of the 2 complete checkpoints") {
 			t.Fatalf("recover = %v, want an error naming both damaged checkpoints", err)
@@ -230,7 +230,7 @@ func TestRecoverFailsWhenNoCheckpointIsIntact(t *testing.T) {
 func TestRecoverWithoutCheckpointsStartsFresh(t *testing.T) {
 	backends(t, func(t *testing.T, st storage.Storage) {
 		c, logs := newRecoverCoordinator(t, st, 1)
-		got, err := c.recover(context.Background())
+		got, err := c.recover(context.Background(), nil)
 		c.wait()
 		if err != nil || got != 0 {
 			t.Fatalf("recover = %d, %v; want 0, nil", got, err)
@@ -262,7 +262,7 @@ func TestRecoverDoesNotFallBackWhenStorageFails(t *testing.T) {
 	writeCheckpoint(t, s, 1)
 	writeCheckpoint(t, s, 2)
 	c, _ := newRecoverCoordinator(t, flakyStorage{st}, 2)
-	_, err = c.recover(context.Background())
+	_, err = c.recover(context.Background(), nil)
 	c.wait()
 	if !errors.Is(err, storage.ErrUnavailable) || errors.Is(err, errDamagedCheckpoint) {
 		t.Fatalf("recover = %v, want the storage error and no fallback", err)

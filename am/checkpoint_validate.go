@@ -37,7 +37,21 @@ func (s *checkpointStore) handlePath(id int64, name string) string {
 // readMetadata reads and decodes the _metadata of checkpoint id.
 func (s *checkpointStore) readMetadata(ctx context.Context, id int64) (checkpoint.Metadata, error) {
 	name := checkpoint.MetadataPath(s.jobID, id)
-	r, err := s.st.Open(ctx, name)
+	md, err := readMetadataFile(ctx, s.st, name)
+	if err != nil {
+		return md, err
+	}
+	if md.JobID != s.jobID || md.CheckpointID != id {
+		return checkpoint.Metadata{}, fmt.Errorf("%w: %s describes job %s checkpoint %d, want job %s checkpoint %d",
+			errDamagedCheckpoint, name, md.JobID, md.CheckpointID, s.jobID, id)
+	}
+	return md, nil
+}
+
+// readMetadataFile reads and decodes the _metadata file name in st. A missing file or
+// one that does not decode wraps errDamagedCheckpoint.
+func readMetadataFile(ctx context.Context, st storage.Storage, name string) (checkpoint.Metadata, error) {
+	r, err := st.Open(ctx, name)
 	if err != nil {
 		if errors.Is(err, storage.ErrNotFound) {
 			return checkpoint.Metadata{}, fmt.Errorf("%w: %s vanished: %w", errDamagedCheckpoint, name, err)
@@ -56,10 +70,6 @@ func (s *checkpointStore) readMetadata(ctx context.Context, id int64) (checkpoin
 	if err != nil {
 		return checkpoint.Metadata{}, fmt.Errorf("%w: %s: %w", errDamagedCheckpoint, name, err)
 	}
-	if md.JobID != s.jobID || md.CheckpointID != id {
-		return checkpoint.Metadata{}, fmt.Errorf("%w: %s describes job %s checkpoint %d, want job %s checkpoint %d",
-			errDamagedCheckpoint, name, md.JobID, md.CheckpointID, s.jobID, id)
-	}
 	return md, nil
 }
 
@@ -71,6 +81,17 @@ func (s *checkpointStore) validate(ctx context.Context, id int64) (checkpoint.Me
 	if err != nil {
 		return md, err
 	}
+	err = validateListed(ctx, s.st, md, func(name string) string { return s.handlePath(id, name) })
+	if err != nil {
+		return md, fmt.Errorf("checkpoint %d of job %s: %w", id, s.jobID, err)
+	}
+	return md, nil
+}
+
+// validateListed checks that every file md lists (resolve maps a listed name to its
+// name in st) exists in st with the recorded size. Damage wraps errDamagedCheckpoint and
+// names every damaged file; storage failures are returned as they are.
+func validateListed(ctx context.Context, st storage.Storage, md checkpoint.Metadata, resolve func(string) string) error {
 	var handles []checkpoint.StateHandle
 	for _, sub := range md.Subtasks {
 		handles = append(handles, sub.Handles...)
@@ -78,13 +99,13 @@ func (s *checkpointStore) validate(ctx context.Context, id int64) (checkpoint.Me
 	handles = append(handles, md.MasterStates...)
 	var damage []string
 	for _, h := range handles {
-		name := s.handlePath(id, h.Name)
-		fi, err := s.st.Stat(ctx, name)
+		name := resolve(h.Name)
+		fi, err := st.Stat(ctx, name)
 		switch {
 		case errors.Is(err, storage.ErrNotFound):
 			damage = append(damage, fmt.Sprintf("%s is missing", name))
 		case err != nil:
-			return md, fmt.Errorf("validate checkpoint %d of job %s: %w", id, s.jobID, err)
+			return fmt.Errorf("validate %s in %s: %w", name, st.URI(), err)
 		case fi.IsDir:
 			damage = append(damage, fmt.Sprintf("%s is a directory, want a file of %d bytes", name, h.Size))
 		case fi.Size != h.Size:
@@ -92,10 +113,9 @@ func (s *checkpointStore) validate(ctx context.Context, id int64) (checkpoint.Me
 		}
 	}
 	if len(damage) > 0 {
-		return md, fmt.Errorf("%w: checkpoint %d of job %s in %s: %s", errDamagedCheckpoint, id, s.jobID, s.st.URI(),
-			strings.Join(damage, "; "))
+		return fmt.Errorf("%w: in %s: %s", errDamagedCheckpoint, st.URI(), strings.Join(damage, "; "))
 	}
-	return md, nil
+	return nil
 }
 
 // restorePoint is what recovery found: the newest intact checkpoint and the complete

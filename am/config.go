@@ -32,6 +32,13 @@ type Config struct {
 	CheckpointInterval time.Duration // 0 disables periodic checkpoints
 	CheckpointTimeout  time.Duration
 	NumRetained        int
+	// FromSavepoint is a savepoint (or retained checkpoint) directory, hdfs://, file:// or an
+	// absolute path, that the job starts from when Storage holds no complete checkpoint of
+	// it yet (--fromSavepoint); "" starts fresh.
+	FromSavepoint string
+	// AllowNonRestoredState lets the job start from a savepoint holding state of vertices
+	// it no longer has; that state is dropped (--allowNonRestoredState).
+	AllowNonRestoredState bool
 
 	// Watch turns on live reload of flink-conf.yaml (see reload.go); zero: off.
 	Watch ConfigWatch

@@ -112,6 +112,8 @@ func (a *AM) deploy(e core.Deploy) {
 			Locations:   locations,
 			// A bounded job waits for a final checkpoint only if one will come.
 			CheckpointingEnabled: a.ckpt.store != nil && a.ckpt.interval > 0,
+			// Set when the attempt restores the savepoint the job started from.
+			RestoreLocation: a.ckpt.restoreLocation(e.RestoreFrom),
 		}}})
 	}
 }

@@ -103,7 +103,11 @@ func (a *AM) getSavepointTrigger(w http.ResponseWriter, r *http.Request) {
 
 // startSavepointCopy copies the completed checkpoint of op into its savepoint directory
 // in the background; a stop then cancels the job.
+// The checkpoint is pinned while it is copied, so that retention
+// (state.checkpoints.num-retained) cannot delete it halfway; a delete put off meanwhile
+// happens once the copy ends.
 func (a *AM) startSavepointCopy(op operation, e checkpoint.HistoryEntry) {
+	a.ckpt.pins.pin(e.ID)
 	ctx, cancel := context.WithTimeout(context.Background(), savepointCopyTimeout)
 	go func() {
 		select {
@@ -115,6 +119,10 @@ func (a *AM) startSavepointCopy(op operation, e checkpoint.HistoryEntry) {
 	go func() {
 		defer cancel()
 		location, err := a.copySavepoint(ctx, op.TargetDir, e.ID)
+		if a.ckpt.pins.unpin(e.ID) {
+			// If the loop has ended, the next AM's recovery trims what is beyond num-retained.
+			a.post(func() { a.ckpt.discard(e.ID) })
+		}
 		if err != nil {
 			a.log.Warn("savepoint failed", "trigger", op.ID, "checkpoint", e.ID, "target", op.TargetDir, "err", err)
 			a.api.triggers.finish(op.ID, "", err.Error())
@@ -150,6 +158,12 @@ func (a *AM) copySavepoint(ctx context.Context, target string, id int64) (string
 	}
 	name := "savepoint-" + jobPrefix + "-" + newTriggerID()[:12]
 	from := checkpoint.ChkDir(a.cfg.JobID, id)
+	// A savepoint must be restorable: refuse to copy a checkpoint whose _metadata lists
+	// a file that is not there with its recorded size.
+	store := &checkpointStore{st: src, jobID: a.cfg.JobID}
+	if _, err := store.validate(ctx, id); err != nil {
+		return "", fmt.Errorf("checkpoint %d cannot become a savepoint: %w", id, err)
+	}
 	files, err := listTree(ctx, src, from)
 	if err != nil {
 		return "", fmt.Errorf("list checkpoint %d in %s (it may have been discarded under state.checkpoints.num-retained): %w", id, src.URI(), err)

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Starts the AM of a per-job standalone cluster, like Flink's bin/standalone-job.sh:
-#   standalone-job.sh (start|start-foreground) --job-classname NAME [--job-id ID] [-Dkey=value ...] [job arguments]
+#   standalone-job.sh (start|start-foreground) --job-classname NAME [--job-id ID] [--fromSavepoint PATH [--allowNonRestoredState]] [-Dkey=value ...] [job arguments]
 #   standalone-job.sh stop
 # Options tide does not know are the job's arguments ("--" ends the options explicitly).
 # With execution-mode: reactive in conf/flink-conf.yaml the job uses every TaskManager that
@@ -8,7 +8,7 @@
 set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/config.sh"
 
-usage="Usage: standalone-job.sh (start|start-foreground) --job-classname NAME [--job-id ID] [-Dkey=value ...] [job arguments]
+usage="Usage: standalone-job.sh (start|start-foreground) --job-classname NAME [--job-id ID] [--fromSavepoint PATH [--allowNonRestoredState]] [-Dkey=value ...] [job arguments]
        standalone-job.sh stop"
 if [ $# -lt 1 ]; then
   echo "$usage" >&2
@@ -24,17 +24,21 @@ case $action in
     has_job=0
     while [ $# -gt 0 ]; do
       case $1 in
-        --job-classname|-j|--job-id|-D)
+        --job-classname|-j|--job-id|-D|--fromSavepoint|-s)
           if [ $# -lt 2 ]; then
             echo "standalone-job.sh $action: $1 needs a value." >&2
             echo "$usage" >&2
             exit 1
           fi
-          [ "$1" = -D ] || [ "$1" = --job-id ] || has_job=1
+          case $1 in --job-classname|-j) has_job=1 ;; esac
           opts+=("$1" "$2")
           shift 2
           ;;
-        --job-classname=*|--job-id=*|-D?*)
+        --allowNonRestoredState|-n)
+          opts+=(--allowNonRestoredState)
+          shift
+          ;;
+        --job-classname=*|--job-id=*|--fromSavepoint=*|-D?*)
           case $1 in --job-classname=*) has_job=1 ;; esac
           opts+=("$1")
           shift

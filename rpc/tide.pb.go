@@ -1207,8 +1207,12 @@ type DeployTasks struct {
 	// checkpointing_enabled tells bounded subtasks to wait for a final checkpoint after end
 	// of input before they finish (exactly-once sinks commit on it); false: finish at once.
 	CheckpointingEnabled bool `protobuf:"varint,6,opt,name=checkpointing_enabled,json=checkpointingEnabled,proto3" json:"checkpointing_enabled,omitempty"`
-	unknownFields        protoimpl.UnknownFields
-	sizeCache            protoimpl.SizeCache
+	// restore_location is where checkpoint restore_from lives when it is not one of the
+	// job's own under state.checkpoints.dir (a savepoint the job starts from); unset: the
+	// job's own checkpoint storage.
+	RestoreLocation *RestoreLocation `protobuf:"bytes,7,opt,name=restore_location,json=restoreLocation,proto3" json:"restore_location,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *DeployTasks) Reset() {
@@ -1283,6 +1287,69 @@ func (x *DeployTasks) GetCheckpointingEnabled() bool {
 	return false
 }
 
+func (x *DeployTasks) GetRestoreLocation() *RestoreLocation {
+	if x != nil {
+		return x.RestoreLocation
+	}
+	return nil
+}
+
+// RestoreLocation names a directory holding a complete checkpoint (_metadata and the
+// files it lists) on a storage of its own.
+type RestoreLocation struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// storage_uri is the root of the storage, e.g. hdfs://namenode:8020/savepoints.
+	StorageUri string `protobuf:"bytes,1,opt,name=storage_uri,json=storageUri,proto3" json:"storage_uri,omitempty"`
+	// dir is the checkpoint's directory relative to storage_uri.
+	Dir           string `protobuf:"bytes,2,opt,name=dir,proto3" json:"dir,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RestoreLocation) Reset() {
+	*x = RestoreLocation{}
+	mi := &file_tide_proto_msgTypes[16]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RestoreLocation) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RestoreLocation) ProtoMessage() {}
+
+func (x *RestoreLocation) ProtoReflect() protoreflect.Message {
+	mi := &file_tide_proto_msgTypes[16]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RestoreLocation.ProtoReflect.Descriptor instead.
+func (*RestoreLocation) Descriptor() ([]byte, []int) {
+	return file_tide_proto_rawDescGZIP(), []int{16}
+}
+
+func (x *RestoreLocation) GetStorageUri() string {
+	if x != nil {
+		return x.StorageUri
+	}
+	return ""
+}
+
+func (x *RestoreLocation) GetDir() string {
+	if x != nil {
+		return x.Dir
+	}
+	return ""
+}
+
 type CancelTasks struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Attempt       int64                  `protobuf:"varint,1,opt,name=attempt,proto3" json:"attempt,omitempty"`
@@ -1293,7 +1360,7 @@ type CancelTasks struct {
 
 func (x *CancelTasks) Reset() {
 	*x = CancelTasks{}
-	mi := &file_tide_proto_msgTypes[16]
+	mi := &file_tide_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1305,7 +1372,7 @@ func (x *CancelTasks) String() string {
 func (*CancelTasks) ProtoMessage() {}
 
 func (x *CancelTasks) ProtoReflect() protoreflect.Message {
-	mi := &file_tide_proto_msgTypes[16]
+	mi := &file_tide_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1318,7 +1385,7 @@ func (x *CancelTasks) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelTasks.ProtoReflect.Descriptor instead.
 func (*CancelTasks) Descriptor() ([]byte, []int) {
-	return file_tide_proto_rawDescGZIP(), []int{16}
+	return file_tide_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *CancelTasks) GetAttempt() int64 {
@@ -1346,7 +1413,7 @@ type TriggerCheckpoint struct {
 
 func (x *TriggerCheckpoint) Reset() {
 	*x = TriggerCheckpoint{}
-	mi := &file_tide_proto_msgTypes[17]
+	mi := &file_tide_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1358,7 +1425,7 @@ func (x *TriggerCheckpoint) String() string {
 func (*TriggerCheckpoint) ProtoMessage() {}
 
 func (x *TriggerCheckpoint) ProtoReflect() protoreflect.Message {
-	mi := &file_tide_proto_msgTypes[17]
+	mi := &file_tide_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1371,7 +1438,7 @@ func (x *TriggerCheckpoint) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TriggerCheckpoint.ProtoReflect.Descriptor instead.
 func (*TriggerCheckpoint) Descriptor() ([]byte, []int) {
-	return file_tide_proto_rawDescGZIP(), []int{17}
+	return file_tide_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *TriggerCheckpoint) GetAttempt() int64 {
@@ -1405,7 +1472,7 @@ type NotifyCheckpointComplete struct {
 
 func (x *NotifyCheckpointComplete) Reset() {
 	*x = NotifyCheckpointComplete{}
-	mi := &file_tide_proto_msgTypes[18]
+	mi := &file_tide_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1417,7 +1484,7 @@ func (x *NotifyCheckpointComplete) String() string {
 func (*NotifyCheckpointComplete) ProtoMessage() {}
 
 func (x *NotifyCheckpointComplete) ProtoReflect() protoreflect.Message {
-	mi := &file_tide_proto_msgTypes[18]
+	mi := &file_tide_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1430,7 +1497,7 @@ func (x *NotifyCheckpointComplete) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NotifyCheckpointComplete.ProtoReflect.Descriptor instead.
 func (*NotifyCheckpointComplete) Descriptor() ([]byte, []int) {
-	return file_tide_proto_rawDescGZIP(), []int{18}
+	return file_tide_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *NotifyCheckpointComplete) GetAttempt() int64 {
@@ -1457,7 +1524,7 @@ type Split struct {
 
 func (x *Split) Reset() {
 	*x = Split{}
-	mi := &file_tide_proto_msgTypes[19]
+	mi := &file_tide_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1469,7 +1536,7 @@ func (x *Split) String() string {
 func (*Split) ProtoMessage() {}
 
 func (x *Split) ProtoReflect() protoreflect.Message {
-	mi := &file_tide_proto_msgTypes[19]
+	mi := &file_tide_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1482,7 +1549,7 @@ func (x *Split) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Split.ProtoReflect.Descriptor instead.
 func (*Split) Descriptor() ([]byte, []int) {
-	return file_tide_proto_rawDescGZIP(), []int{19}
+	return file_tide_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *Split) GetId() string {
@@ -1512,7 +1579,7 @@ type SplitAssignment struct {
 
 func (x *SplitAssignment) Reset() {
 	*x = SplitAssignment{}
-	mi := &file_tide_proto_msgTypes[20]
+	mi := &file_tide_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1524,7 +1591,7 @@ func (x *SplitAssignment) String() string {
 func (*SplitAssignment) ProtoMessage() {}
 
 func (x *SplitAssignment) ProtoReflect() protoreflect.Message {
-	mi := &file_tide_proto_msgTypes[20]
+	mi := &file_tide_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1537,7 +1604,7 @@ func (x *SplitAssignment) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SplitAssignment.ProtoReflect.Descriptor instead.
 func (*SplitAssignment) Descriptor() ([]byte, []int) {
-	return file_tide_proto_rawDescGZIP(), []int{20}
+	return file_tide_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *SplitAssignment) GetAttempt() int64 {
@@ -1584,7 +1651,7 @@ type Disconnect struct {
 
 func (x *Disconnect) Reset() {
 	*x = Disconnect{}
-	mi := &file_tide_proto_msgTypes[21]
+	mi := &file_tide_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1596,7 +1663,7 @@ func (x *Disconnect) String() string {
 func (*Disconnect) ProtoMessage() {}
 
 func (x *Disconnect) ProtoReflect() protoreflect.Message {
-	mi := &file_tide_proto_msgTypes[21]
+	mi := &file_tide_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1609,7 +1676,7 @@ func (x *Disconnect) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Disconnect.ProtoReflect.Descriptor instead.
 func (*Disconnect) Descriptor() ([]byte, []int) {
-	return file_tide_proto_rawDescGZIP(), []int{21}
+	return file_tide_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *Disconnect) GetReason() string {
@@ -1712,14 +1779,19 @@ const file_tide_proto_rawDesc = "" +
 	"\x06vertex\x18\x01 \x01(\tR\x06vertex\x12\x14\n" +
 	"\x05index\x18\x02 \x01(\x05R\x05index\x12&\n" +
 	"\x0ftask_manager_id\x18\x03 \x01(\tR\rtaskManagerId\x12!\n" +
-	"\fdata_address\x18\x04 \x01(\tR\vdataAddress\"\xa2\x02\n" +
+	"\fdata_address\x18\x04 \x01(\tR\vdataAddress\"\xeb\x02\n" +
 	"\vDeployTasks\x12\x18\n" +
 	"\aattempt\x18\x01 \x01(\x03R\aattempt\x12!\n" +
 	"\frestore_from\x18\x02 \x01(\x03R\vrestoreFrom\x12:\n" +
 	"\bvertices\x18\x03 \x03(\v2\x1e.tide.rpc.v1.VertexParallelismR\bvertices\x120\n" +
 	"\bsubtasks\x18\x04 \x03(\v2\x14.tide.rpc.v1.SubtaskR\bsubtasks\x123\n" +
 	"\tlocations\x18\x05 \x03(\v2\x15.tide.rpc.v1.LocationR\tlocations\x123\n" +
-	"\x15checkpointing_enabled\x18\x06 \x01(\bR\x14checkpointingEnabled\"?\n" +
+	"\x15checkpointing_enabled\x18\x06 \x01(\bR\x14checkpointingEnabled\x12G\n" +
+	"\x10restore_location\x18\a \x01(\v2\x1c.tide.rpc.v1.RestoreLocationR\x0frestoreLocation\"D\n" +
+	"\x0fRestoreLocation\x12\x1f\n" +
+	"\vstorage_uri\x18\x01 \x01(\tR\n" +
+	"storageUri\x12\x10\n" +
+	"\x03dir\x18\x02 \x01(\tR\x03dir\"?\n" +
 	"\vCancelTasks\x12\x18\n" +
 	"\aattempt\x18\x01 \x01(\x03R\aattempt\x12\x16\n" +
 	"\x06reason\x18\x02 \x01(\tR\x06reason\"}\n" +
@@ -1758,7 +1830,7 @@ func file_tide_proto_rawDescGZIP() []byte {
 	return file_tide_proto_rawDescData
 }
 
-var file_tide_proto_msgTypes = make([]protoimpl.MessageInfo, 23)
+var file_tide_proto_msgTypes = make([]protoimpl.MessageInfo, 24)
 var file_tide_proto_goTypes = []any{
 	(*TaskManagerMessage)(nil),       // 0: tide.rpc.v1.TaskManagerMessage
 	(*Register)(nil),                 // 1: tide.rpc.v1.Register
@@ -1776,13 +1848,14 @@ var file_tide_proto_goTypes = []any{
 	(*Subtask)(nil),                  // 13: tide.rpc.v1.Subtask
 	(*Location)(nil),                 // 14: tide.rpc.v1.Location
 	(*DeployTasks)(nil),              // 15: tide.rpc.v1.DeployTasks
-	(*CancelTasks)(nil),              // 16: tide.rpc.v1.CancelTasks
-	(*TriggerCheckpoint)(nil),        // 17: tide.rpc.v1.TriggerCheckpoint
-	(*NotifyCheckpointComplete)(nil), // 18: tide.rpc.v1.NotifyCheckpointComplete
-	(*Split)(nil),                    // 19: tide.rpc.v1.Split
-	(*SplitAssignment)(nil),          // 20: tide.rpc.v1.SplitAssignment
-	(*Disconnect)(nil),               // 21: tide.rpc.v1.Disconnect
-	nil,                              // 22: tide.rpc.v1.Registered.ConfigEntry
+	(*RestoreLocation)(nil),          // 16: tide.rpc.v1.RestoreLocation
+	(*CancelTasks)(nil),              // 17: tide.rpc.v1.CancelTasks
+	(*TriggerCheckpoint)(nil),        // 18: tide.rpc.v1.TriggerCheckpoint
+	(*NotifyCheckpointComplete)(nil), // 19: tide.rpc.v1.NotifyCheckpointComplete
+	(*Split)(nil),                    // 20: tide.rpc.v1.Split
+	(*SplitAssignment)(nil),          // 21: tide.rpc.v1.SplitAssignment
+	(*Disconnect)(nil),               // 22: tide.rpc.v1.Disconnect
+	nil,                              // 23: tide.rpc.v1.Registered.ConfigEntry
 }
 var file_tide_proto_depIdxs = []int32{
 	1,  // 0: tide.rpc.v1.TaskManagerMessage.register:type_name -> tide.rpc.v1.Register
@@ -1796,23 +1869,24 @@ var file_tide_proto_depIdxs = []int32{
 	10, // 8: tide.rpc.v1.JobManagerMessage.registered:type_name -> tide.rpc.v1.Registered
 	11, // 9: tide.rpc.v1.JobManagerMessage.rejected:type_name -> tide.rpc.v1.Rejected
 	15, // 10: tide.rpc.v1.JobManagerMessage.deploy:type_name -> tide.rpc.v1.DeployTasks
-	16, // 11: tide.rpc.v1.JobManagerMessage.cancel:type_name -> tide.rpc.v1.CancelTasks
-	17, // 12: tide.rpc.v1.JobManagerMessage.trigger_checkpoint:type_name -> tide.rpc.v1.TriggerCheckpoint
-	18, // 13: tide.rpc.v1.JobManagerMessage.checkpoint_complete:type_name -> tide.rpc.v1.NotifyCheckpointComplete
-	20, // 14: tide.rpc.v1.JobManagerMessage.split_assignment:type_name -> tide.rpc.v1.SplitAssignment
-	21, // 15: tide.rpc.v1.JobManagerMessage.disconnect:type_name -> tide.rpc.v1.Disconnect
-	22, // 16: tide.rpc.v1.Registered.config:type_name -> tide.rpc.v1.Registered.ConfigEntry
+	17, // 11: tide.rpc.v1.JobManagerMessage.cancel:type_name -> tide.rpc.v1.CancelTasks
+	18, // 12: tide.rpc.v1.JobManagerMessage.trigger_checkpoint:type_name -> tide.rpc.v1.TriggerCheckpoint
+	19, // 13: tide.rpc.v1.JobManagerMessage.checkpoint_complete:type_name -> tide.rpc.v1.NotifyCheckpointComplete
+	21, // 14: tide.rpc.v1.JobManagerMessage.split_assignment:type_name -> tide.rpc.v1.SplitAssignment
+	22, // 15: tide.rpc.v1.JobManagerMessage.disconnect:type_name -> tide.rpc.v1.Disconnect
+	23, // 16: tide.rpc.v1.Registered.config:type_name -> tide.rpc.v1.Registered.ConfigEntry
 	12, // 17: tide.rpc.v1.DeployTasks.vertices:type_name -> tide.rpc.v1.VertexParallelism
 	13, // 18: tide.rpc.v1.DeployTasks.subtasks:type_name -> tide.rpc.v1.Subtask
 	14, // 19: tide.rpc.v1.DeployTasks.locations:type_name -> tide.rpc.v1.Location
-	19, // 20: tide.rpc.v1.SplitAssignment.splits:type_name -> tide.rpc.v1.Split
-	0,  // 21: tide.rpc.v1.JobManager.Connect:input_type -> tide.rpc.v1.TaskManagerMessage
-	9,  // 22: tide.rpc.v1.JobManager.Connect:output_type -> tide.rpc.v1.JobManagerMessage
-	22, // [22:23] is the sub-list for method output_type
-	21, // [21:22] is the sub-list for method input_type
-	21, // [21:21] is the sub-list for extension type_name
-	21, // [21:21] is the sub-list for extension extendee
-	0,  // [0:21] is the sub-list for field type_name
+	16, // 20: tide.rpc.v1.DeployTasks.restore_location:type_name -> tide.rpc.v1.RestoreLocation
+	20, // 21: tide.rpc.v1.SplitAssignment.splits:type_name -> tide.rpc.v1.Split
+	0,  // 22: tide.rpc.v1.JobManager.Connect:input_type -> tide.rpc.v1.TaskManagerMessage
+	9,  // 23: tide.rpc.v1.JobManager.Connect:output_type -> tide.rpc.v1.JobManagerMessage
+	23, // [23:24] is the sub-list for method output_type
+	22, // [22:23] is the sub-list for method input_type
+	22, // [22:22] is the sub-list for extension type_name
+	22, // [22:22] is the sub-list for extension extendee
+	0,  // [0:22] is the sub-list for field type_name
 }
 
 func init() { file_tide_proto_init() }
@@ -1845,7 +1919,7 @@ func file_tide_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_tide_proto_rawDesc), len(file_tide_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   23,
+			NumMessages:   24,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

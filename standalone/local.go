@@ -27,6 +27,10 @@ type LocalOptions struct {
 	Dynamic   []string
 	JobName   string
 	JobArgs   []string
+	// FromSavepoint is passed to the AM as --fromSavepoint (the job starts from that
+	// savepoint), AllowNonRestoredState as --allowNonRestoredState.
+	FromSavepoint         string
+	AllowNonRestoredState bool
 	// TaskManagers is how many start with the AM.
 	TaskManagers int
 	// RPCPort and RESTPort are the AM's ports; 0 picks free ones.
@@ -93,7 +97,14 @@ func StartLocal(ctx context.Context, opts LocalOptions) (*LocalCluster, error) {
 		}
 	}
 	args := append([]string{"jobmanager"}, c.common()...)
-	args = append(args, "--job-classname", opts.JobName, "--")
+	args = append(args, "--job-classname", opts.JobName)
+	if opts.FromSavepoint != "" {
+		args = append(args, "--fromSavepoint", opts.FromSavepoint)
+	}
+	if opts.AllowNonRestoredState {
+		args = append(args, "--allowNonRestoredState")
+	}
+	args = append(args, "--")
 	args = append(args, opts.JobArgs...)
 	if c.am, err = c.start("jobmanager", args); err != nil {
 		return nil, err

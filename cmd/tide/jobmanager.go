@@ -23,7 +23,7 @@ import (
 )
 
 func jobManagerCommand() *cli.Command {
-	return &cli.Command{
+	cmd := &cli.Command{
 		Name:      "jobmanager",
 		Usage:     "run the AM of one job (standalone application mode)",
 		ArgsUsage: "[-- job arguments...]",
@@ -40,6 +40,24 @@ Arguments after "--" go to the job. Exits 0 when the job finishes or is cancelle
 			&cli.StringFlag{Name: "job-id", Usage: "32 hex digits; default derives a stable id from the job name and arguments, so a restarted AM resumes from the job's checkpoints"},
 		},
 		Action: runJobManager,
+	}
+	cmd.Flags = append(cmd.Flags, savepointRestoreFlags()...)
+	return cmd
+}
+
+// Flags of the commands that start a job from a savepoint (Flink's -s and -n).
+const (
+	fromSavepointFlag         = "fromSavepoint"
+	allowNonRestoredStateFlag = "allowNonRestoredState"
+)
+
+func savepointRestoreFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: fromSavepointFlag, Aliases: []string{"s"},
+			Usage: "start the job from this savepoint directory (hdfs://…, file://… or an absolute path), unless state.checkpoints.dir already holds a checkpoint of the job"},
+		// No -n alias: tide run uses -n for --taskmanagers.
+		&cli.BoolFlag{Name: allowNonRestoredStateFlag,
+			Usage: "with --fromSavepoint: drop the savepoint's state of vertices the job no longer has instead of refusing to start"},
 	}
 }
 
@@ -129,16 +147,18 @@ func runJobManager(c *cli.Context) error {
 		JobID: jobID, JobName: name, JobArgs: args, Job: job,
 		Options: opts, Conf: cfg.Map(),
 		Storage: st, CheckpointInterval: interval,
-		CheckpointTimeout: conf.CheckpointingTimeout.Get(cfg),
-		NumRetained:       conf.CheckpointsNumRetained.Get(cfg),
-		HeartbeatInterval: conf.HeartbeatInterval.Get(cfg),
-		Driver:            driver,
-		Logger:            slog.Default(),
-		RPCListener:       rpcLn,
-		RESTListener:      restLn,
-		RESTAuthToken:     conf.RestAuthToken.Get(cfg),
-		RESTAuthTokenFile: conf.RestAuthTokenFile.Get(cfg),
-		Watch:             am.ConfigWatch{Dir: conf.ResolveDir(c.String("configDir")), Dynamic: dynamicArgs(c), Initial: cfg},
+		CheckpointTimeout:     conf.CheckpointingTimeout.Get(cfg),
+		NumRetained:           conf.CheckpointsNumRetained.Get(cfg),
+		FromSavepoint:         c.String(fromSavepointFlag),
+		AllowNonRestoredState: c.Bool(allowNonRestoredStateFlag),
+		HeartbeatInterval:     conf.HeartbeatInterval.Get(cfg),
+		Driver:                driver,
+		Logger:                slog.Default(),
+		RPCListener:           rpcLn,
+		RESTListener:          restLn,
+		RESTAuthToken:         conf.RestAuthToken.Get(cfg),
+		RESTAuthTokenFile:     conf.RestAuthTokenFile.Get(cfg),
+		Watch:                 am.ConfigWatch{Dir: conf.ResolveDir(c.String("configDir")), Dynamic: dynamicArgs(c), Initial: cfg},
 	})
 	if err != nil {
 		return err

@@ -38,12 +38,16 @@ given time so the job visibly scales up.
 		},
 		Action: runRun,
 	}
+	cmd.Flags = append(cmd.Flags, savepointRestoreFlags()...)
 	cmd.Flags = append(cmd.Flags, yarnRunFlags()...)
 	return cmd
 }
 
 func runRun(c *cli.Context) error {
 	if t := c.String("target"); t == "yarn-per-job" {
+		if c.IsSet(fromSavepointFlag) || c.IsSet(allowNonRestoredStateFlag) {
+			return fmt.Errorf("--%s: not supported with --target yarn-per-job yet; use --target local or bin/standalone-job.sh", fromSavepointFlag)
+		}
 		return runYarnPerJob(c)
 	} else if t != "local" {
 		return fmt.Errorf("--target %q: expected local or yarn-per-job", t)
@@ -81,6 +85,7 @@ func runRun(c *cli.Context) error {
 	cluster, err := standalone.StartLocal(ctx, standalone.LocalOptions{
 		WorkDir: workDir, ConfigDir: c.String("configDir"), Dynamic: dyn,
 		JobName: name, JobArgs: args, TaskManagers: c.Int("taskmanagers"),
+		FromSavepoint: c.String(fromSavepointFlag), AllowNonRestoredState: c.Bool(allowNonRestoredStateFlag),
 	})
 	if err != nil {
 		return err

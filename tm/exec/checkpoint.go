@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path"
 	"strings"
 
 	"github.com/tidestream/tide/core/checkpoint"
@@ -131,16 +132,70 @@ func (s stateSource) operator(id string) stream.StateReader {
 	return s.r.Operator(id)
 }
 
+// RestoreLocation is a complete checkpoint outside the job's own checkpoint storage: its
+// _metadata and the files it lists are in Dir (relative to StorageURI's root).
+type RestoreLocation struct {
+	StorageURI string
+	Dir        string
+}
+
+// restoreSource is where the checkpoint to restore lives: a storage and the directory
+// holding its _metadata.
+type restoreSource struct {
+	st  storage.Storage
+	dir string
+}
+
+// metadataPath is the _metadata file of the checkpoint.
+func (s restoreSource) metadataPath() string { return path.Join(s.dir, checkpoint.MetadataFile) }
+
+// resolve maps a file name the _metadata lists to its name in the storage. Subtasks list
+// names relative to the root of the storage they wrote to (<job>/chk-<n>/<file>), so a
+// checkpoint copied elsewhere (a savepoint) is found by rebasing those names on dir;
+// names without that prefix are relative to the checkpoint directory.
+func (s restoreSource) resolve(meta checkpoint.Metadata, name string) string {
+	if rest, ok := strings.CutPrefix(name, checkpoint.ChkDir(meta.JobID, meta.CheckpointID)+"/"); ok {
+		name = rest
+	}
+	return path.Join(s.dir, name)
+}
+
+// openRestoreSource returns where checkpoint n is: the job's own storage, or the
+// deployment's RestoreLocation opened for this restore (close releases it).
+func (t *task) openRestoreSource(ctx context.Context, n int64) (restoreSource, func(), error) {
+	loc := t.plan.spec.RestoreLocation
+	if loc == nil {
+		return restoreSource{st: t.e.cfg.Storage, dir: CheckpointDir(t.e.cfg.JobID, n)}, func() {}, nil
+	}
+	st, err := storage.Open(ctx, loc.StorageURI, storage.Options{Logger: t.log})
+	if err != nil {
+		return restoreSource{}, nil, fmt.Errorf("restoring checkpoint %d from %s/%s: open its storage: %w", n, loc.StorageURI, loc.Dir, err)
+	}
+	closeFn := func() {
+		if err := st.Close(); err != nil {
+			t.log.Warn("closing the restore storage", "storage", loc.StorageURI, "err", err)
+		}
+	}
+	return restoreSource{st: st, dir: loc.Dir}, closeFn, nil
+}
+
 // loadRestore reads the files of this vertex in the checkpoint to restore from. The
 // checkpoint's _metadata (written last by the AM) lists every subtask's files with their
 // sizes; a listed file that is missing or has another size makes the checkpoint damaged
 // and the restore fails with the file's name, instead of silently restoring less state.
+// The checkpoint is one of the job's own, or a savepoint in the deployment's
+// RestoreLocation.
 func (t *task) loadRestore(ctx context.Context) (stateSource, error) {
 	n := t.plan.spec.RestoreFrom
 	if n <= 0 {
 		return stateSource{}, nil
 	}
-	meta, err := t.readMetadata(ctx, n)
+	src, closeSrc, err := t.openRestoreSource(ctx, n)
+	if err != nil {
+		return stateSource{}, err
+	}
+	defer closeSrc()
+	meta, err := t.readMetadata(ctx, src, n)
 	if err != nil {
 		return stateSource{}, err
 	}
@@ -151,7 +206,7 @@ func (t *task) loadRestore(ctx context.Context) (stateSource, error) {
 			continue
 		}
 		for _, h := range st.Handles {
-			f, err := t.readListedFile(ctx, n, h, r)
+			f, err := t.readListedFile(ctx, src, meta, h, r)
 			if err != nil {
 				return stateSource{}, err
 			}
@@ -168,36 +223,37 @@ func (t *task) loadRestore(ctx context.Context) (stateSource, error) {
 			loaded++
 		}
 	}
-	t.log.Info("restoring state", "checkpoint", n, "files", loaded, "key_groups", fmt.Sprintf("%d-%d", t.kgStart, t.kgEnd),
-		"vertex_ended", r.VertexEnded())
+	t.log.Info("restoring state", "checkpoint", n, "from", src.st.URI()+"/"+src.dir, "files", loaded,
+		"key_groups", fmt.Sprintf("%d-%d", t.kgStart, t.kgEnd), "vertex_ended", r.VertexEnded())
 	return stateSource{r: r}, nil
 }
 
 // readMetadata reads the _metadata of checkpoint n; without it the checkpoint is not complete.
-func (t *task) readMetadata(ctx context.Context, n int64) (checkpoint.Metadata, error) {
-	name := checkpoint.MetadataPath(t.e.cfg.JobID, n)
-	data, err := storage.ReadFile(ctx, t.e.cfg.Storage, name)
+func (t *task) readMetadata(ctx context.Context, src restoreSource, n int64) (checkpoint.Metadata, error) {
+	name := src.metadataPath()
+	data, err := storage.ReadFile(ctx, src.st, name)
 	if err != nil {
 		if errors.Is(err, storage.ErrNotFound) {
-			return checkpoint.Metadata{}, unrecoverable{fmt.Errorf("restoring checkpoint %d: %s does not exist (the checkpoint is not complete): %w", n, name, err)}
+			return checkpoint.Metadata{}, unrecoverable{fmt.Errorf("restoring checkpoint %d: %s in %s does not exist (the checkpoint is not complete): %w", n, name, src.st.URI(), err)}
 		}
-		return checkpoint.Metadata{}, fmt.Errorf("restoring checkpoint %d: reading %s: %w", n, name, err)
+		return checkpoint.Metadata{}, fmt.Errorf("restoring checkpoint %d: reading %s in %s: %w", n, name, src.st.URI(), err)
 	}
 	meta, err := checkpoint.DecodeMetadata(data)
 	if err != nil {
-		return checkpoint.Metadata{}, unrecoverable{fmt.Errorf("restoring checkpoint %d: %s: %w", n, name, err)}
+		return checkpoint.Metadata{}, unrecoverable{fmt.Errorf("restoring checkpoint %d: %s in %s: %w", n, name, src.st.URI(), err)}
+	}
+	if meta.CheckpointID != n {
+		return checkpoint.Metadata{}, unrecoverable{fmt.Errorf("restoring checkpoint %d: %s in %s describes checkpoint %d", n, name, src.st.URI(), meta.CheckpointID)}
 	}
 	return meta, nil
 }
 
 // readListedFile opens one file the _metadata lists, after checking it is there with the
 // recorded size.
-func (t *task) readListedFile(ctx context.Context, n int64, h checkpoint.StateHandle, r *snapshot.Restore) (*snapshot.File, error) {
-	name := h.Name
-	if dir := CheckpointDir(t.e.cfg.JobID, n); !strings.HasPrefix(name, dir+"/") {
-		name = dir + "/" + name
-	}
-	fi, err := t.e.cfg.Storage.Stat(ctx, name)
+func (t *task) readListedFile(ctx context.Context, src restoreSource, meta checkpoint.Metadata, h checkpoint.StateHandle, r *snapshot.Restore) (*snapshot.File, error) {
+	n := meta.CheckpointID
+	name := src.resolve(meta, h.Name)
+	fi, err := src.st.Stat(ctx, name)
 	if err != nil {
 		if errors.Is(err, storage.ErrNotFound) {
 			return nil, unrecoverable{fmt.Errorf("restoring checkpoint %d: the checkpoint is damaged: %s is listed in _metadata but missing: %w", n, name, err)}
@@ -207,18 +263,18 @@ func (t *task) readListedFile(ctx context.Context, n int64, h checkpoint.StateHa
 	if fi.Size != h.Size {
 		return nil, unrecoverable{fmt.Errorf("restoring checkpoint %d: the checkpoint is damaged: %s has %d bytes, _metadata records %d", n, name, fi.Size, h.Size)}
 	}
-	return t.readStateFile(ctx, name, r)
+	return t.readStateFile(ctx, src.st, name, r)
 }
 
-func (t *task) readStateFile(ctx context.Context, name string, r *snapshot.Restore) (*snapshot.File, error) {
-	rc, err := t.e.cfg.Storage.Open(ctx, name)
+func (t *task) readStateFile(ctx context.Context, st storage.Storage, name string, r *snapshot.Restore) (*snapshot.File, error) {
+	rc, err := st.Open(ctx, name)
 	if err != nil {
-		return nil, fmt.Errorf("restoring: opening %s: %w", name, err)
+		return nil, fmt.Errorf("restoring: opening %s in %s: %w", name, st.URI(), err)
 	}
 	defer rc.Close()
 	f, err := snapshot.Read(rc, r.Wants)
 	if err != nil {
-		return nil, unrecoverable{fmt.Errorf("restoring: reading %s: %w", name, err)}
+		return nil, unrecoverable{fmt.Errorf("restoring: reading %s in %s: %w", name, st.URI(), err)}
 	}
 	return f, nil
 }

@@ -72,6 +72,9 @@ type DeploySpec struct {
 	// completed (two-phase sinks commit their last files then). Without checkpointing sinks
 	// commit when their input ends and subtasks finish at once.
 	CheckpointingEnabled bool
+	// RestoreLocation is where checkpoint RestoreFrom lives when it is not one of the job's
+	// own in Config.Storage (a savepoint); nil: Config.Storage.
+	RestoreLocation *RestoreLocation
 }
 
 // Executor runs the subtasks deployed to one TaskManager.

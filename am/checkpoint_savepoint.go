@@ -1,0 +1,210 @@
+package am
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/url"
+	"os"
+	"path"
+	"slices"
+	"strings"
+
+	"github.com/tidestream/tide/core/checkpoint"
+	"github.com/tidestream/tide/core/jobgraph"
+	"github.com/tidestream/tide/storage"
+)
+
+// errBadSavepoint is wrapped by every error saying that a savepoint cannot start the job:
+// it is not there, not complete, damaged, or does not fit the job.
+var errBadSavepoint = errors.New("cannot start from savepoint")
+
+// savepoint is a complete checkpoint outside state.checkpoints.dir (written by POST
+// /jobs/:jobid/savepoints, or a retained checkpoint) that the job starts from. Its files
+// live in dir under storageURI, named as the _metadata lists them minus their original
+// <job>/chk-<n>/ prefix.
+type savepoint struct {
+	location   string // the savepoint directory's URI, for logs and statistics
+	storageURI string // the storage root holding dir
+	dir        string
+	md         checkpoint.Metadata
+	coord      map[string][]byte // source coordinator state, by source vertex
+}
+
+// resolve maps a file name the savepoint's _metadata lists to its name in the storage.
+func (sp *savepoint) resolve(name string) string {
+	if rest, ok := strings.CutPrefix(name, checkpoint.ChkDir(sp.md.JobID, sp.md.CheckpointID)+"/"); ok {
+		name = rest
+	}
+	return path.Join(sp.dir, name)
+}
+
+// splitSavepointPath turns what a user passes to --fromSavepoint (hdfs://…, file://… or an
+// absolute path; the directory or its _metadata file) into a storage root and the
+// savepoint's directory under it.
+func splitSavepointPath(p string) (storageURI, dir string, err error) {
+	raw := p
+	if !strings.Contains(p, "://") {
+		if !strings.HasPrefix(p, "/") {
+			return "", "", fmt.Errorf("%w %q: expected an absolute path or a URI such as hdfs://namenode:8020/savepoints/savepoint-…", errBadSavepoint, raw)
+		}
+		p = "file://" + p
+	}
+	u, err := url.Parse(p)
+	if err != nil {
+		return "", "", fmt.Errorf("%w %q: %w", errBadSavepoint, raw, err)
+	}
+	if u.Scheme == "" || u.Opaque != "" {
+		return "", "", fmt.Errorf("%w %q: expected an absolute path or a URI such as hdfs://namenode:8020/savepoints/savepoint-…", errBadSavepoint, raw)
+	}
+	clean := path.Clean("/" + u.Path)
+	if path.Base(clean) == checkpoint.MetadataFile {
+		clean = path.Dir(clean)
+	}
+	if clean == "/" {
+		return "", "", fmt.Errorf("%w %q: expected the savepoint's directory, not the root", errBadSavepoint, raw)
+	}
+	u.Path, u.RawPath = path.Dir(clean), ""
+	return u.String(), path.Base(clean), nil
+}
+
+// loadSavepoint opens the savepoint at location and checks that it can start the job of
+// graph: its _metadata is there and decodes, every file it lists is there with its
+// recorded size, every vertex keeps its maxParallelism (key groups cannot be remapped),
+// and every vertex with state in it is still in the job (unless allowNonRestored: then
+// that state is dropped). Every refusal wraps errBadSavepoint.
+func loadSavepoint(ctx context.Context, location string, graph *jobgraph.JobGraph, allowNonRestored bool) (*savepoint, []string, error) {
+	storageURI, dir, err := splitSavepointPath(location)
+	if err != nil {
+		return nil, nil, err
+	}
+	if local, ok := strings.CutPrefix(storageURI, "file://"); ok {
+		// Opening a file:// storage creates its root: refuse a parent that is not there.
+		if _, err := os.Stat(local); err != nil {
+			return nil, nil, fmt.Errorf("%w %s: %w", errBadSavepoint, location, err)
+		}
+	}
+	st, err := storage.Open(ctx, storageURI, storage.Options{})
+	if err != nil {
+		return nil, nil, fmt.Errorf("savepoint %s: open its storage %s: %w", location, storageURI, err)
+	}
+	defer st.Close()
+	sp := &savepoint{location: strings.TrimSuffix(st.URI(), "/") + "/" + dir, storageURI: st.URI(), dir: dir}
+	if _, err := st.Stat(ctx, dir); errors.Is(err, storage.ErrNotFound) {
+		return nil, nil, fmt.Errorf("%w %s: no such directory", errBadSavepoint, sp.location)
+	} else if err != nil {
+		return nil, nil, fmt.Errorf("savepoint %s: %w", sp.location, err)
+	}
+	mdName := path.Join(dir, checkpoint.MetadataFile)
+	if _, err := st.Stat(ctx, mdName); errors.Is(err, storage.ErrNotFound) {
+		return nil, nil, fmt.Errorf("%w %s: it has no %s, so it is not a complete savepoint (a savepoint directory counts only once %s is written, last)",
+			errBadSavepoint, sp.location, checkpoint.MetadataFile, checkpoint.MetadataFile)
+	} else if err != nil {
+		return nil, nil, fmt.Errorf("savepoint %s: %w", sp.location, err)
+	}
+	if sp.md, err = readMetadataFile(ctx, st, mdName); err != nil {
+		if errors.Is(err, errDamagedCheckpoint) {
+			return nil, nil, fmt.Errorf("%w %s: %w", errBadSavepoint, sp.location, err)
+		}
+		return nil, nil, fmt.Errorf("savepoint %s: %w", sp.location, err)
+	}
+	if err := validateListed(ctx, st, sp.md, sp.resolve); err != nil {
+		if errors.Is(err, errDamagedCheckpoint) {
+			return nil, nil, fmt.Errorf("%w %s (checkpoint %d of job %s): %w", errBadSavepoint, sp.location, sp.md.CheckpointID, sp.md.JobID, err)
+		}
+		return nil, nil, fmt.Errorf("savepoint %s: %w", sp.location, err)
+	}
+	if sp.coord, err = readSavepointCoordinator(ctx, st, sp); err != nil {
+		return nil, nil, err
+	}
+	dropped, err := sp.fit(graph, allowNonRestored)
+	if err != nil {
+		return nil, nil, err
+	}
+	return sp, dropped, nil
+}
+
+// readSavepointCoordinator reads the source coordinator state the savepoint lists.
+func readSavepointCoordinator(ctx context.Context, st storage.Storage, sp *savepoint) (map[string][]byte, error) {
+	out := map[string][]byte{}
+	if !slices.ContainsFunc(sp.md.MasterStates, func(h checkpoint.StateHandle) bool { return h.Name == coordinatorFile }) {
+		return out, nil // a job without sources
+	}
+	name := sp.resolve(coordinatorFile)
+	r, err := st.Open(ctx, name)
+	if err != nil {
+		return nil, fmt.Errorf("savepoint %s: open %s: %w", sp.location, name, err)
+	}
+	defer r.Close()
+	data, err := io.ReadAll(io.LimitReader(r, maxMetadataSize))
+	if err != nil {
+		return nil, fmt.Errorf("savepoint %s: read %s: %w", sp.location, name, err)
+	}
+	if err := json.Unmarshal(data, &out); err != nil {
+		return nil, fmt.Errorf("%w %s: %s does not decode: %w", errBadSavepoint, sp.location, name, err)
+	}
+	return out, nil
+}
+
+// fit checks the savepoint against the job: a vertex the job has must keep its
+// maxParallelism; state of a vertex the job no longer has is refused unless
+// allowNonRestored, and then dropped (fit returns those vertices).
+func (sp *savepoint) fit(graph *jobgraph.JobGraph, allowNonRestored bool) ([]string, error) {
+	job := map[string]jobgraph.Vertex{}
+	for _, v := range graph.Vertices {
+		job[v.ID] = v
+	}
+	var problems []string
+	var missing []string
+	seen := map[string]bool{}
+	noteMissing := func(id string) {
+		if !seen[id] {
+			seen[id] = true
+			missing = append(missing, id)
+		}
+	}
+	for _, vm := range sp.md.Vertices {
+		v, ok := job[vm.ID]
+		if !ok {
+			noteMissing(vm.ID)
+			continue
+		}
+		if want := v.EffectiveMaxParallelism(); vm.MaxParallelism != want {
+			problems = append(problems, fmt.Sprintf("vertex %q has maxParallelism %d in the savepoint but %d in job %s: keyed state is split into maxParallelism key groups, which cannot be remapped; build the job with maxParallelism %d",
+				vm.ID, vm.MaxParallelism, want, graph.Name, vm.MaxParallelism))
+		}
+	}
+	for _, sub := range sp.md.Subtasks {
+		if _, ok := job[sub.Subtask.Vertex]; !ok {
+			noteMissing(sub.Subtask.Vertex)
+		}
+	}
+	for id := range sp.coord {
+		if _, ok := job[id]; !ok {
+			noteMissing(id)
+		}
+	}
+	slices.Sort(missing)
+	if len(missing) > 0 && !allowNonRestored {
+		problems = append(problems, fmt.Sprintf("it holds state of vertices %s that job %s does not have (its vertices: %s); pass --allowNonRestoredState to drop that state",
+			strings.Join(missing, ", "), graph.Name, strings.Join(vertexIDs(graph), ", ")))
+	}
+	if len(problems) > 0 {
+		return nil, fmt.Errorf("%w %s (checkpoint %d of job %s): %s", errBadSavepoint, sp.location, sp.md.CheckpointID, sp.md.JobID,
+			strings.Join(problems, "; "))
+	}
+	for _, id := range missing {
+		delete(sp.coord, id)
+	}
+	return missing, nil
+}
+
+func vertexIDs(g *jobgraph.JobGraph) []string {
+	out := make([]string, 0, len(g.Vertices))
+	for _, v := range g.Vertices {
+		out = append(out, v.ID)
+	}
+	return out
+}

@@ -1,0 +1,290 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"net/url"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tidestream/tide/examples"
+	"github.com/tidestream/tide/standalone"
+)
+
+// TestStartFromSavepoint takes a savepoint of the rate-limited checkable job at
+// parallelism 2 through the CLI, cancels the job, shows that damaged or unfitting
+// savepoints are refused before anything starts, then starts a new AM from the savepoint
+// with 3 TaskManagers and a fresh checkpoint directory: the job finishes with exactly the
+// expected output, and its own checkpoint ids continue above the savepoint's.
+func TestStartFromSavepoint(t *testing.T) {
+	out := t.TempDir()
+	args := []string{"--records", "300000", "--keys", "13", "--rate", "5000", "--output", out}
+	first := startSavepointCluster(t, args, 2, t.TempDir(), "")
+	id := jobID(t, first)
+	d := waitRunningAt(t, first, id, 2)
+	waitCheckpointIn(t, first, id, d.Attempt)
+
+	spDir := t.TempDir()
+	cli, err := tideCmd(t, tideBin, 2*time.Minute, "savepoint", id, "--dir", "file://"+spDir, "-m", first.RESTAddress())
+	if err != nil {
+		t.Fatalf("tide savepoint: %v\n%s", err, cli)
+	}
+	location := savepointIn(t, spDir)
+	if !strings.Contains(cli, location) {
+		t.Errorf("tide savepoint does not print the location %s:\n%s", location, cli)
+	}
+	if cli, err := tideCmd(t, tideBin, 2*time.Minute, "cancel", id, "--wait", "60s", "-m", first.RESTAddress()); err != nil {
+		t.Fatalf("tide cancel: %v\n%s", err, cli)
+	}
+	select {
+	case <-first.AMDone():
+	case <-time.After(2 * time.Minute):
+		t.Fatal("the cancelled job's AM did not exit")
+	}
+	// The job emits its counts when its input ends: nothing is committed yet, so all of
+	// the output must come from the restored job, each key's count exactly once.
+	if got, err := examples.ReadCommittedOutput(out); err != nil || len(got) != 0 {
+		t.Fatalf("committed output before the restore = %v, %v; want none", got, err)
+	}
+	spID := savepointCheckpointID(t, location)
+
+	refusals(t, location, args)
+
+	ckpt := t.TempDir()
+	second := startSavepointCluster(t, args, 3, ckpt, location)
+	if id2 := jobID(t, second); id2 != id {
+		t.Fatalf("restored job id %s, want %s", id2, id)
+	}
+	waitRunningAt(t, second, id, 3)
+	select {
+	case <-second.AMDone():
+	case <-time.After(4 * time.Minute):
+		t.Fatal("the restored job did not finish")
+	}
+	if err := second.AMErr(); err != nil {
+		t.Fatalf("restored AM exited with %v", err)
+	}
+	got, err := examples.ReadCommittedOutput(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := examples.ExpectedOutput(args)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("committed output differs from the exact answer:\n got %v\nwant %v", got, want)
+	}
+	entries, err := os.ReadDir(filepath.Join(ckpt, id))
+	if err != nil {
+		t.Fatalf("the restored job wrote no checkpoint to its own directory: %v", err)
+	}
+	for _, e := range entries {
+		n, err := strconv.ParseInt(strings.TrimPrefix(e.Name(), "chk-"), 10, 64)
+		if err != nil {
+			t.Fatalf("unexpected entry %s in the checkpoint directory", e.Name())
+		}
+		if n <= spID {
+			t.Errorf("checkpoint %s of the restored job: ids must continue above the savepoint's %d", e.Name(), spID)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(spDir, filepath.Base(location), "_metadata")); err != nil {
+		t.Errorf("the savepoint is gone after the restored job ran: %v", err)
+	}
+	logs, err := os.ReadFile(filepath.Join(second.LogDir(), "jobmanager.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(logs), "starting from savepoint") {
+		t.Errorf("the AM's log does not say it started from the savepoint")
+	}
+	// The output alone cannot tell a restore from a fresh start (the job would count every
+	// number from scratch): the TaskManagers must have read their state from the savepoint.
+	tmLogs, err := filepath.Glob(filepath.Join(second.LogDir(), "taskmanager-*.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	restored := 0
+	for _, f := range tmLogs {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		restored += strings.Count(string(b), "from="+location+" ")
+	}
+	if restored == 0 {
+		t.Errorf("no TaskManager restored state from %s", location)
+	}
+}
+
+// refusals starts AMs from broken or unfitting copies of the savepoint: each exits
+// non-zero at once, naming the problem, and writes no checkpoint.
+func refusals(t *testing.T, location string, args []string) {
+	src := strings.TrimPrefix(location, "file://")
+	noMetadata := copySavepoint(t, src)
+	if err := os.Remove(filepath.Join(noMetadata, "_metadata")); err != nil {
+		t.Fatal(err)
+	}
+	damaged := copySavepoint(t, src)
+	states, err := filepath.Glob(filepath.Join(damaged, "*.state"))
+	if err != nil || len(states) == 0 {
+		t.Fatalf("no state files in the savepoint %s: %v", src, err)
+	}
+	if err := os.Truncate(states[0], 3); err != nil {
+		t.Fatal(err)
+	}
+	maxPar := append(append([]string{}, args...), "--max-parallelism", "64")
+	tests := []struct {
+		name string
+		job  string
+		path string
+		args []string
+		want []string
+	}{
+		{"no such directory", examples.CheckableCountName, src + "-missing", args, []string{"no such directory"}},
+		{"relative path", examples.CheckableCountName, "savepoints/x", args, []string{"expected an absolute path"}},
+		{"without _metadata", examples.CheckableCountName, noMetadata, args, []string{"has no _metadata", "not a complete savepoint"}},
+		{"damaged", examples.CheckableCountName, "file://" + damaged, args,
+			[]string{"is damaged", filepath.Base(states[0]), "has 3 bytes"}},
+		{"other job", examples.WordCountName, location, nil,
+			[]string{"does not have", "--allowNonRestoredState"}},
+		{"other maxParallelism", examples.CheckableCountName, location, maxPar,
+			[]string{"maxParallelism 128 in the savepoint but 64", "vertex"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ckpt := t.TempDir()
+			rpcPort, err := standalone.FreePort()
+			if err != nil {
+				t.Fatal(err)
+			}
+			restPort, err := standalone.FreePort()
+			if err != nil {
+				t.Fatal(err)
+			}
+			cmd := []string{"jobmanager", "--job-classname", tt.job, "--fromSavepoint", tt.path,
+				"-Djobmanager.rpc.address=127.0.0.1", "-Djobmanager.rpc.port=" + strconv.Itoa(rpcPort),
+				"-Drest.bind-address=127.0.0.1", "-Drest.port=" + strconv.Itoa(restPort),
+				"-Dstate.checkpoints.dir=file://" + ckpt, "--"}
+			jobArgs := tt.args
+			if tt.job == examples.WordCountName {
+				jobArgs = []string{"--input", t.TempDir(), "--output", t.TempDir()}
+			}
+			out, err := tideCmd(t, tideBin, time.Minute, append(cmd, jobArgs...)...)
+			if code := exitCode(err); code == 0 || code == -1 {
+				t.Fatalf("tide jobmanager --fromSavepoint %s: exit %v, want a refusal\n%s", tt.path, err, out)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(out, w) {
+					t.Errorf("output lacks %q:\n%s", w, out)
+				}
+			}
+			if strings.Contains(out, "jobmanager ready") {
+				t.Errorf("the AM started although the savepoint was refused:\n%s", out)
+			}
+			if entries, _ := os.ReadDir(ckpt); len(entries) != 0 {
+				t.Errorf("the refused AM wrote to its checkpoint directory: %v", entries)
+			}
+		})
+	}
+}
+
+// TestStandaloneJobScriptFromSavepoint: bin/standalone-job.sh hands --fromSavepoint and
+// --allowNonRestoredState to the AM, and job arguments still reach the job.
+func TestStandaloneJobScriptFromSavepoint(t *testing.T) {
+	ckpt := t.TempDir()
+	s := newScripted(t, "state.checkpoints.dir: file://"+ckpt)
+	missing := filepath.Join(t.TempDir(), "savepoint-gone")
+	out, err := s.run("standalone-job.sh", "start-foreground", "--job-classname", examples.CheckableCountName,
+		"--fromSavepoint", missing, "--allowNonRestoredState", "--records", "10", "--output", t.TempDir())
+	if code := exitCode(err); code == 0 || code == -1 {
+		t.Fatalf("standalone-job.sh --fromSavepoint %s: exit %v, want a refusal\n%s", missing, err, out)
+	}
+	for _, w := range []string{"cannot start from savepoint", missing, "no such directory"} {
+		if !strings.Contains(out, w) {
+			t.Errorf("output lacks %q:\n%s", w, out)
+		}
+	}
+}
+
+// startSavepointCluster starts a local cluster of the checkable job with tms
+// TaskManagers, checkpoints every 300 ms into ckpt, from the savepoint at from ("": fresh).
+func startSavepointCluster(t *testing.T, args []string, tms int, ckpt, from string) *standalone.LocalCluster {
+	t.Helper()
+	c, err := standalone.StartLocal(context.Background(), standalone.LocalOptions{
+		Binary: tideBin, WorkDir: t.TempDir(), Dynamic: reactive(ckpt, "300 ms"),
+		JobName: examples.CheckableCountName, JobArgs: args, TaskManagers: tms, FromSavepoint: from,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := c.Stop(context.Background()); err != nil {
+			t.Logf("stopping cluster: %v", err)
+		}
+		if t.Failed() {
+			dumpLogs(t, c.LogDir())
+		}
+	})
+	return c
+}
+
+// savepointIn returns the URI of the one savepoint directory in dir.
+func savepointIn(t *testing.T, dir string) string {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(entries) != 1 || !strings.HasPrefix(entries[0].Name(), "savepoint-") {
+		t.Fatalf("%s holds %v, want one savepoint-* directory", dir, entries)
+	}
+	return (&url.URL{Scheme: "file", Path: filepath.Join(dir, entries[0].Name())}).String()
+}
+
+// savepointCheckpointID reads the checkpoint id the savepoint's _metadata records.
+func savepointCheckpointID(t *testing.T, location string) int64 {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(strings.TrimPrefix(location, "file://"), "_metadata"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var md struct {
+		CheckpointID int64 `json:"checkpointId"`
+	}
+	if err := json.Unmarshal(data, &md); err != nil || md.CheckpointID < 1 {
+		t.Fatalf("savepoint _metadata: checkpoint id %d, %v", md.CheckpointID, err)
+	}
+	return md.CheckpointID
+}
+
+// copySavepoint copies the savepoint directory src (flat: files only) to a new directory.
+func copySavepoint(t *testing.T, src string) string {
+	t.Helper()
+	dst := filepath.Join(t.TempDir(), filepath.Base(src))
+	if err := os.MkdirAll(dst, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	entries, err := os.ReadDir(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if e.IsDir() {
+			t.Fatalf("savepoint %s has a subdirectory %s; the copy expects files only", src, e.Name())
+		}
+		data, err := os.ReadFile(filepath.Join(src, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dst, e.Name()), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dst
+}
