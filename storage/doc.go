@@ -12,11 +12,10 @@
 //	                   ├─Commit──► rename onto <dir>/<base> (replaces an existing file atomically)
 //	                   └─Abort───► delete the temporary file
 //
-// The HDFS writer keeps up to Options.BufferSize bytes in memory; a file that fits is uploaded
-// by Commit as one retryable unit (temporary file, close, rename), so a namenode restart or a
-// datanode hiccup during Commit is retried as a whole. Bigger files stream to the temporary
-// file as they are written; an error while streaming is returned (classified) and the caller
-// writes the file again.
+// The HDFS writer keeps up to Options.BufferSize bytes in memory and the rest of a bigger file
+// in a local spill file (Options.SpillDir), so memory stays bounded and Commit can always upload
+// the file as one retryable unit (temporary file, close, rename): a NotReplicatedYetException
+// between blocks, a namenode restart or a datanode hiccup during Commit repeats the whole upload.
 //
 // Every remote call runs through a retry loop: transient errors (namenode in safe mode,
 // connection refused or reset while the namenode restarts, datanode pipeline errors) are retried

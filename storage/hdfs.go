@@ -34,6 +34,10 @@ type hdfsStorage struct {
 	closed bool
 
 	lastDial atomic.Pointer[dialError] // most recent namenode dial error, for classification
+
+	// wrapUpload, when set (by tests), wraps the destination of each upload attempt of a writer
+	// (attempt counts from 1).
+	wrapUpload func(attempt int, w io.Writer) io.Writer
 }
 
 type dialError struct{ err error }
@@ -216,13 +220,7 @@ func (s *hdfsStorage) Create(ctx context.Context, name string) (Writer, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, &Error{Op: "create", Path: s.uriOf(n), Err: context.Cause(ctx)}
 	}
-	w := &hdfsWriter{s: s, ctx: ctx, name: n}
-	if s.opts.BufferSize < 0 {
-		if err := w.startStreaming(); err != nil {
-			return nil, err
-		}
-	}
-	return w, nil
+	return &hdfsWriter{s: s, ctx: ctx, name: n, data: newSpillBuffer(s.opts.SpillDir, s.opts.BufferSize)}, nil
 }
 
 func (s *hdfsStorage) Open(ctx context.Context, name string) (io.ReadCloser, error) {

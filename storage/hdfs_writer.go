@@ -1,30 +1,34 @@
 package storage
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"path"
+	"time"
 
 	"github.com/colinmarc/hdfs/v2"
 )
 
-// hdfsWriter buffers up to Options.BufferSize bytes so that Commit can retry the whole upload;
-// past that it streams to a temporary file, and Commit closes and renames it.
+// hdfsWriter collects the file's bytes in a spillBuffer (memory up to Options.BufferSize, a
+// local temporary file beyond) and uploads them on Commit. Because the bytes can always be
+// replayed, a transient failure anywhere in the upload (the namenode refusing the next block
+// with NotReplicatedYetException, a datanode dropping the pipeline, a namenode restart or
+// safe mode) repeats the whole upload under the storage's bounded backoff. colinmarc/hdfs
+// cannot resume a FileWriter, so a whole repeat is the only retry there is.
 type hdfsWriter struct {
 	s    *hdfsStorage
-	ctx  context.Context // Create's context: bounds the streamed uploads
+	ctx  context.Context // Create's context: once it ends, the writer can neither write nor commit
 	name string
 
-	buf       bytes.Buffer
-	streaming bool
-	fw        *hdfs.FileWriter
-	tmp       string // name of the temporary file, once one exists
-	written   int64
-	failed    error // sticky: a streamed write failed
-	done      bool
+	data     *spillBuffer
+	copyBuf  []byte // replay buffer, allocated on the first upload of a spilled file
+	tmp      string // name of the HDFS temporary file of the latest attempt, if any
+	attempts int    // uploads started
+	failed   error  // sticky: writing to the spill buffer failed
+	done     bool
 }
 
 func (w *hdfsWriter) uri() string { return w.s.uriOf(w.name) }
@@ -38,77 +42,12 @@ func (w *hdfsWriter) Write(p []byte) (int, error) {
 	case w.ctx.Err() != nil:
 		return 0, &Error{Op: "write", Path: w.uri(), Err: context.Cause(w.ctx)}
 	}
-	if !w.streaming {
-		if w.buf.Len()+len(p) <= w.s.opts.BufferSize {
-			w.buf.Write(p)
-			w.written += int64(len(p))
-			return len(p), nil
-		}
-		if err := w.startStreaming(); err != nil {
-			w.failed = err
-			return 0, err
-		}
-	}
-	if len(p) == 0 {
-		return 0, nil // an empty write would allocate a block that never gets data
-	}
-	n, err := w.fw.Write(p)
-	w.written += int64(n)
+	n, err := w.data.Write(p)
 	if err != nil {
-		err = describeRemote(err)
-		c := w.s.classify(err)
-		w.failed = &Error{Op: "write", Path: w.uri(), Kind: c.kind, Dir: c.dir, Attempts: 1, Err: err}
-		if c.transient && c.kind == nil {
-			w.failed.(*Error).Kind = ErrUnavailable
-		}
+		w.failed = &Error{Op: "write", Path: w.uri(), Kind: classifyLocal(err).kind, Attempts: 1, Err: err}
 		return n, w.failed
 	}
 	return n, nil
-}
-
-// startStreaming creates the temporary file and writes the buffered bytes to it, retrying
-// both as one unit.
-func (w *hdfsWriter) startStreaming() error {
-	err := w.s.call(w.ctx, "create", w.name, func(c *hdfs.Client) error {
-		fw, err := w.createTemp(c)
-		if err != nil {
-			return err
-		}
-		if w.buf.Len() > 0 {
-			if _, err := fw.Write(w.buf.Bytes()); err != nil {
-				_ = fw.Close()
-				return err
-			}
-		}
-		if dl, ok := w.ctx.Deadline(); ok {
-			if err := fw.SetDeadline(dl); err != nil {
-				_ = fw.Close()
-				return err
-			}
-		}
-		w.fw = fw
-		return nil
-	})
-	if err != nil {
-		w.removeTemp()
-		return err
-	}
-	w.buf = bytes.Buffer{}
-	w.streaming = true
-	return nil
-}
-
-// createTemp creates a fresh temporary file (removing the one of an earlier attempt).
-func (w *hdfsWriter) createTemp(c *hdfs.Client) (*hdfs.FileWriter, error) {
-	if w.tmp != "" {
-		_ = c.Remove(w.s.hdfsPath(w.tmp)) // leftover of a failed attempt; best effort
-	}
-	w.tmp = tempName(w.name)
-	p := w.s.hdfsPath(w.tmp)
-	if err := c.MkdirAll(path.Dir(p), 0o755); err != nil {
-		return nil, err
-	}
-	return c.Create(p)
 }
 
 func (w *hdfsWriter) Commit(ctx context.Context) error {
@@ -116,65 +55,85 @@ func (w *hdfsWriter) Commit(ctx context.Context) error {
 		return &Error{Op: "commit", Path: w.uri(), Kind: ErrWriterClosed}
 	}
 	w.done = true
+	defer w.release()
 	if w.failed != nil {
 		w.discard(ctx)
 		return w.failed
 	}
-	var err error
-	if w.streaming {
-		err = w.commitStreamed(ctx)
-	} else {
-		err = w.commitBuffered(ctx)
+	if err := w.ctx.Err(); err != nil {
+		return &Error{Op: "commit", Path: w.uri(), Err: fmt.Errorf("the writer's create context ended: %w", context.Cause(w.ctx))}
 	}
+	cctx, cancel := w.commitContext(ctx)
+	defer cancel()
+	err := w.s.call(cctx, "commit", w.name, func(c *hdfs.Client) error { return w.upload(cctx, c) })
 	if err != nil {
-		w.discard(ctx)
+		// Remove the temporary file even when ctx has ended, within the usual RPC bound.
+		dctx, dcancel := context.WithTimeout(context.WithoutCancel(ctx), w.s.opts.RPCTimeout)
+		defer dcancel()
+		w.discard(dctx)
 	}
 	return err
 }
 
-// commitBuffered uploads the buffer to a temporary file and renames it into place; any
-// transient failure repeats the whole upload.
-func (w *hdfsWriter) commitBuffered(ctx context.Context) error {
-	return w.s.call(ctx, "commit", w.name, func(c *hdfs.Client) error {
-		fw, err := w.createTemp(c)
-		if err != nil {
-			return err
-		}
-		if dl, ok := ctx.Deadline(); ok {
-			_ = fw.SetDeadline(dl) // only fails for a broken block writer, which Write reports
-		}
-		if w.buf.Len() > 0 {
-			if _, err := fw.Write(w.buf.Bytes()); err != nil {
-				_ = fw.Close()
-				return err
-			}
-		}
-		if err := closeFile(ctx, fw); err != nil {
-			return err
-		}
-		return w.s.renameOver(c, w.tmp, w.name)
-	})
+// commitContext is ctx, ended early when the writer's Create context ends.
+func (w *hdfsWriter) commitContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	cctx, cancel := context.WithCancelCause(ctx)
+	stop := context.AfterFunc(w.ctx, func() { cancel(context.Cause(w.ctx)) })
+	return cctx, func() { stop(); cancel(nil) }
 }
 
-// commitStreamed closes the streamed temporary file and renames it into place.
-func (w *hdfsWriter) commitStreamed(ctx context.Context) error {
-	err := w.s.r.do(ctx, "commit", w.uri(), func(int) error { return describeRemote(closeFile(ctx, w.fw)) })
+// upload writes every byte to a fresh temporary file, closes it and renames it into place: one
+// attempt of the commit.
+func (w *hdfsWriter) upload(ctx context.Context, c *hdfs.Client) error {
+	w.attempts++
+	if w.attempts > 1 {
+		w.s.r.log.Info("storage: uploading the whole file again", "path", w.uri(), "attempt", w.attempts,
+			"bytes", w.data.Size(), "spilled", w.data.Spilled())
+	}
+	fw, err := w.createTemp(c)
 	if err != nil {
 		return err
 	}
-	w.fw = nil
-	return w.s.call(ctx, "commit", w.name, func(c *hdfs.Client) error {
-		err := w.s.renameOver(c, w.tmp, w.name)
-		if err != nil && errors.Is(err, fs.ErrNotExist) {
-			// An earlier attempt may have renamed it before its reply was lost.
-			if st, serr := c.Stat(w.s.hdfsPath(w.name)); serr == nil && !st.IsDir() && st.Size() == w.written {
-				if _, terr := c.Stat(w.s.hdfsPath(w.tmp)); errors.Is(terr, fs.ErrNotExist) {
-					return nil
-				}
-			}
-		}
+	if dl, ok := w.deadline(ctx); ok {
+		_ = fw.SetDeadline(dl) // only fails for a broken block writer, which Write reports
+	}
+	var dst io.Writer = fw
+	if w.s.wrapUpload != nil {
+		dst = w.s.wrapUpload(w.attempts, dst)
+	}
+	if w.data.Spilled() && w.copyBuf == nil {
+		w.copyBuf = make([]byte, spillChunk)
+	}
+	if n, err := w.data.WriteTo(dst, w.copyBuf); err != nil {
+		_ = fw.Close() // the attempt failed already; the close only releases the datanode connection
+		return fmt.Errorf("uploading to %s after %d of %d bytes: %w", w.s.uriOf(w.tmp), n, w.data.Size(), err)
+	}
+	if err := closeFile(ctx, fw); err != nil {
 		return err
-	})
+	}
+	return w.s.renameOver(c, w.tmp, w.name)
+}
+
+// deadline is the earlier of the deadlines of ctx and of the writer's Create context.
+func (w *hdfsWriter) deadline(ctx context.Context) (time.Time, bool) {
+	dl, ok := ctx.Deadline()
+	if cdl, cok := w.ctx.Deadline(); cok && (!ok || cdl.Before(dl)) {
+		return cdl, true
+	}
+	return dl, ok
+}
+
+// createTemp creates a fresh temporary file (removing the one of an earlier attempt).
+func (w *hdfsWriter) createTemp(c *hdfs.Client) (*hdfs.FileWriter, error) {
+	if w.tmp != "" {
+		_ = c.Remove(w.s.hdfsPath(w.tmp)) // leftover of a failed attempt; best effort, discard retries
+	}
+	w.tmp = tempName(w.name)
+	p := w.s.hdfsPath(w.tmp)
+	if err := c.MkdirAll(path.Dir(p), 0o755); err != nil {
+		return nil, err
+	}
+	return c.Create(p)
 }
 
 // closeFile closes fw, repeating while the namenode says the last block is still replicating
@@ -199,16 +158,20 @@ func (w *hdfsWriter) Abort(ctx context.Context) error {
 		return nil
 	}
 	w.done = true
+	defer w.release()
 	return w.discard(ctx)
 }
 
-// discard closes and removes the temporary file, if any.
-func (w *hdfsWriter) discard(ctx context.Context) error {
-	if w.fw != nil {
-		_ = w.fw.Close() // the file is removed next; its close error does not matter
-		w.fw = nil
+// release frees the buffered bytes and removes the local spill file.
+func (w *hdfsWriter) release() {
+	if err := w.data.Close(); err != nil {
+		w.s.r.log.Warn("storage: releasing the local copy of a file", "path", w.uri(), "err", err)
 	}
-	w.buf = bytes.Buffer{}
+	w.copyBuf = nil
+}
+
+// discard removes the HDFS temporary file of the latest attempt, if any.
+func (w *hdfsWriter) discard(ctx context.Context) error {
 	if w.tmp == "" {
 		return nil
 	}
@@ -220,14 +183,4 @@ func (w *hdfsWriter) discard(ctx context.Context) error {
 		}
 		return err
 	})
-}
-
-// removeTemp removes the temporary file of a failed start, best effort.
-func (w *hdfsWriter) removeTemp() {
-	if w.tmp == "" {
-		return
-	}
-	if c, err := w.s.getClient(); err == nil {
-		_ = c.Remove(w.s.hdfsPath(w.tmp))
-	}
 }

@@ -20,9 +20,13 @@ type Options struct {
 	// RPCTimeout bounds each wait for a namenode reply and each connection attempt
 	// (default 60 s).
 	RPCTimeout time.Duration
-	// BufferSize is how many bytes an HDFS writer keeps in memory so that Commit can retry the
-	// whole upload (default 8 MiB); bigger files stream. Negative means always stream.
+	// BufferSize is how many bytes an HDFS writer keeps in memory (default 8 MiB); a bigger
+	// file goes to a local spill file in SpillDir. Either way Commit uploads the whole file and
+	// can repeat the upload after a transient error. Negative means always spill.
 	BufferSize int
+	// SpillDir is the local directory of HDFS writers' spill files; "" means os.TempDir().
+	// Spill files are unlinked as soon as they are created and closed on Commit or Abort.
+	SpillDir string
 }
 
 // RetryPolicy is an exponential backoff: attempt n waits min(InitialBackoff·2^(n-1),

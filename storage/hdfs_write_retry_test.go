@@ -1,0 +1,234 @@
+package storage_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/colinmarc/hdfs/v2"
+	"github.com/tidestream/tide/storage"
+	"github.com/tidestream/tide/test/hadoop/hadooptest"
+)
+
+// remoteError is a namenode exception as colinmarc/hdfs reports it (it satisfies hdfs.Error).
+type remoteError struct{ exception, message string }
+
+func (e remoteError) Error() string {
+	return fmt.Sprintf("addBlock call failed with ERROR_APPLICATION (%s)", e.exception)
+}
+func (e remoteError) Method() string    { return "addBlock" }
+func (e remoteError) Desc() string      { return "ERROR_APPLICATION" }
+func (e remoteError) Exception() string { return e.exception }
+func (e remoteError) Message() string   { return e.message }
+
+var _ hdfs.Error = remoteError{}
+
+var (
+	errNotReplicatedYet = remoteError{"org.apache.hadoop.hdfs.server.namenode.NotReplicatedYetException", "Not replicated yet"}
+	errAccessDenied     = remoteError{"org.apache.hadoop.security.AccessControlException", "Permission denied: user=x"}
+	errPipelineReset    = fmt.Errorf("writing to datanode pipeline: %w", syscall.ECONNRESET)
+)
+
+// uploadFaults fails the upload attempts listed in failAt after that many bytes, and counts
+// the bytes every attempt passed on.
+type uploadFaults struct {
+	err    error
+	failAt map[int]int // attempt -> bytes passed before the error
+
+	mu       sync.Mutex
+	attempts map[int]int // attempt -> bytes passed on
+}
+
+func (f *uploadFaults) wrap(attempt int, w io.Writer) io.Writer {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.attempts == nil {
+		f.attempts = map[int]int{}
+	}
+	f.attempts[attempt] = 0
+	return writerFunc(func(p []byte) (int, error) {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		limit, failing := f.failAt[attempt]
+		if failing && f.attempts[attempt]+len(p) > limit {
+			n, err := w.Write(p[:limit-f.attempts[attempt]])
+			f.attempts[attempt] += n
+			if err != nil {
+				return n, err
+			}
+			return n, f.err
+		}
+		n, err := w.Write(p)
+		f.attempts[attempt] += n
+		return n, err
+	})
+}
+
+func (f *uploadFaults) counts() map[int]int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	out := map[int]int{}
+	for k, v := range f.attempts {
+		out[k] = v
+	}
+	return out
+}
+
+type writerFunc func(p []byte) (int, error)
+
+func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
+
+// TestHDFSWriteRetriesWholeUpload injects failures into upload attempts of files kept in memory
+// and of files spilled to local disk: a transient failure repeats the whole upload, which
+// then lands every byte exactly once; a permanent failure returns at once; either way no
+// temporary file is left, locally or in HDFS.
+func TestHDFSWriteRetriesWholeUpload(t *testing.T) {
+	env := hadooptest.Require(t)
+	quick := storage.RetryPolicy{Attempts: 3, InitialBackoff: 20 * time.Millisecond, MaxBackoff: 50 * time.Millisecond}
+	for _, tc := range []struct {
+		name       string
+		bufferSize int
+		size       int
+		faults     *uploadFaults
+		wantErr    error // nil: the write succeeds
+		wantCounts map[int]int
+	}{
+		{"spilled, NotReplicatedYet on the first attempt", 1 << 20, 5<<20 + 123,
+			&uploadFaults{err: errNotReplicatedYet, failAt: map[int]int{1: 3 << 20}}, nil,
+			map[int]int{1: 3 << 20, 2: 5<<20 + 123}},
+		{"always spill, pipeline reset on two attempts", -1, 3<<20 + 5,
+			&uploadFaults{err: errPipelineReset, failAt: map[int]int{1: 1 << 20, 2: 2<<20 + 7}}, nil,
+			map[int]int{1: 1 << 20, 2: 2<<20 + 7, 3: 3<<20 + 5}},
+		{"in memory, NotReplicatedYet on the first attempt", 8 << 20, 2<<20 + 1,
+			&uploadFaults{err: errNotReplicatedYet, failAt: map[int]int{1: 1<<20 + 10}}, nil,
+			map[int]int{1: 1<<20 + 10, 2: 2<<20 + 1}},
+		{"spilled, permission denied fails at once", 1 << 20, 2 << 20,
+			&uploadFaults{err: errAccessDenied, failAt: map[int]int{1: 1 << 20}}, storage.ErrPermission,
+			map[int]int{1: 1 << 20}},
+		{"spilled, NotReplicatedYet on every attempt gives up", 1 << 20, 2 << 20,
+			&uploadFaults{err: errNotReplicatedYet, failAt: map[int]int{1: 0, 2: 1 << 20, 3: 2<<20 - 1}}, storage.ErrUnavailable,
+			map[int]int{1: 0, 2: 1 << 20, 3: 2<<20 - 1}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			defer cancel()
+			spill := t.TempDir()
+			logger, _ := newRetryWatcher(t)
+			s := newHDFS(t, env, storage.Options{Logger: logger, Retry: quick, BufferSize: tc.bufferSize, SpillDir: spill})
+			defer s.Close()
+			storage.SetUploadFault(s, tc.faults.wrap)
+			data := bytes.Repeat([]byte("0123456789abcdefghijklmnopqrstuvwxyz"), tc.size/36+1)[:tc.size]
+
+			w, err := s.Create(ctx, "d/f")
+			if err != nil {
+				t.Fatalf("Create: %v", err)
+			}
+			for off := 0; off < len(data); off += 100 << 10 {
+				if _, err := w.Write(data[off:min(off+100<<10, len(data))]); err != nil {
+					t.Fatalf("Write at %d: %v", off, err)
+				}
+			}
+			err = w.Commit(ctx)
+
+			if got := tc.faults.counts(); fmt.Sprint(got) != fmt.Sprint(tc.wantCounts) {
+				t.Errorf("bytes uploaded per attempt = %v, want %v", got, tc.wantCounts)
+			}
+			if tc.wantErr == nil {
+				if err != nil {
+					t.Fatalf("Commit: %v", err)
+				}
+				got, err := storage.ReadFile(ctx, s, "d/f")
+				if err != nil || !bytes.Equal(got, data) {
+					t.Fatalf("ReadFile = %d bytes, %v; want the %d bytes written, once", len(got), err, len(data))
+				}
+			} else {
+				var se *storage.Error
+				wantAttempts := len(tc.wantCounts)
+				if !errors.Is(err, tc.wantErr) || !errors.As(err, &se) || se.Attempts != wantAttempts ||
+					!strings.Contains(err.Error(), s.URI()+"/d/f") {
+					t.Fatalf("Commit = %v, want %v after %d attempts naming %s/d/f", err, tc.wantErr, wantAttempts, s.URI())
+				}
+				if _, err := s.Stat(ctx, "d/f"); !errors.Is(err, storage.ErrNotFound) {
+					t.Fatalf("Stat after a failed commit = %v, want ErrNotFound", err)
+				}
+			}
+			raw, err := storage.RawNames(ctx, s, "d")
+			if err != nil {
+				t.Fatalf("RawNames: %v", err)
+			}
+			wantRaw := "[]"
+			if tc.wantErr == nil {
+				wantRaw = "[f]"
+			}
+			if fmt.Sprint(raw) != wantRaw {
+				t.Fatalf("HDFS directory holds %v, want %s (no temporary file)", raw, wantRaw)
+			}
+			if entries, err := os.ReadDir(spill); err != nil || len(entries) != 0 {
+				t.Fatalf("spill dir holds %d entries, %v; want none", len(entries), err)
+			}
+		})
+	}
+}
+
+// TestHDFSWriteAcrossDatanodeRestart restarts the datanode in the middle of the first upload
+// of a spilled multi-block file: the broken pipeline is a transient error, and the whole
+// upload is repeated once the datanode is back.
+func TestHDFSWriteAcrossDatanodeRestart(t *testing.T) {
+	env := hadooptest.Require(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	logger, _ := newRetryWatcher(t)
+	spill := t.TempDir()
+	s := newHDFS(t, env, storage.Options{Logger: logger, BufferSize: 1 << 20, SpillDir: spill,
+		Retry: storage.RetryPolicy{Attempts: 20, InitialBackoff: 100 * time.Millisecond, MaxBackoff: time.Second}})
+	defer s.Close()
+	var (
+		mu        sync.Mutex
+		attempts  = map[int]int{}
+		restarted error
+	)
+	storage.SetUploadFault(s, func(attempt int, w io.Writer) io.Writer {
+		return writerFunc(func(p []byte) (int, error) {
+			mu.Lock()
+			defer mu.Unlock()
+			// Half way into the second block (the test cluster's blocks are 1 MiB).
+			if attempt == 1 && attempts[1] < 3<<19 && attempts[1]+len(p) >= 3<<19 {
+				restarted = env.RestartDatanode(ctx)
+			}
+			n, err := w.Write(p)
+			attempts[attempt] += n
+			return n, err
+		})
+	})
+	data := bytes.Repeat([]byte("abcdefghijklmnopq"), 4<<20/17)
+	if err := storage.WriteFile(ctx, s, "f", data); err != nil {
+		t.Fatalf("WriteFile across a datanode restart: %v", err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if restarted != nil {
+		t.Fatalf("RestartDatanode: %v", restarted)
+	}
+	last := len(attempts)
+	if last < 2 || attempts[last] != len(data) {
+		t.Fatalf("bytes uploaded per attempt = %v: want a failed first attempt and a last one of all %d bytes", attempts, len(data))
+	}
+	got, err := storage.ReadFile(ctx, s, "f")
+	if err != nil || !bytes.Equal(got, data) {
+		t.Fatalf("ReadFile = %d bytes, %v; want the %d bytes written, once", len(got), err, len(data))
+	}
+	if raw, err := storage.RawNames(ctx, s, ""); err != nil || fmt.Sprint(raw) != "[f]" {
+		t.Fatalf("HDFS root holds %v, %v; want only f (no temporary file)", raw, err)
+	}
+	if entries, err := os.ReadDir(spill); err != nil || len(entries) != 0 {
+		t.Fatalf("spill dir holds %d entries, %v; want none", len(entries), err)
+	}
+}
