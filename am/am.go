@@ -25,6 +25,9 @@ type AM struct {
 
 	sched  *core.Scheduler
 	driver drivers.Driver
+	// runID tells this AM process apart from every other AM that ran the job; attempt
+	// numbers start again at 1 in each, so sinks name their files with both.
+	runID string
 
 	inbox    chan func()
 	loopDone chan struct{}
@@ -66,6 +69,7 @@ func New(cfg Config) (*AM, error) {
 	}
 	a := &AM{
 		cfg:      cfg,
+		runID:    newRunID(),
 		log:      log,
 		clock:    cfg.Clock,
 		inbox:    make(chan func(), 1024),

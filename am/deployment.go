@@ -110,6 +110,7 @@ func (a *AM) deploy(e core.Deploy) {
 			Vertices:    vertices,
 			Subtasks:    subs,
 			Locations:   locations,
+			RunId:       a.runID,
 			// A bounded job waits for a final checkpoint only if one will come.
 			CheckpointingEnabled: a.ckpt.store != nil && a.ckpt.interval > 0,
 			// Set when the attempt restores the savepoint the job started from.

@@ -1211,8 +1211,12 @@ type DeployTasks struct {
 	// job's own under state.checkpoints.dir (a savepoint the job starts from); unset: the
 	// job's own checkpoint storage.
 	RestoreLocation *RestoreLocation `protobuf:"bytes,7,opt,name=restore_location,json=restoreLocation,proto3" json:"restore_location,omitempty"`
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	// run_id names this AM process among every AM that ever ran the job (attempt numbers
+	// start again at 1 in a new AM); sinks put it into the names of the files they commit so
+	// a recovered AM never overwrites what an earlier one committed.
+	RunId         string `protobuf:"bytes,8,opt,name=run_id,json=runId,proto3" json:"run_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *DeployTasks) Reset() {
@@ -1292,6 +1296,13 @@ func (x *DeployTasks) GetRestoreLocation() *RestoreLocation {
 		return x.RestoreLocation
 	}
 	return nil
+}
+
+func (x *DeployTasks) GetRunId() string {
+	if x != nil {
+		return x.RunId
+	}
+	return ""
 }
 
 // RestoreLocation names a directory holding a complete checkpoint (_metadata and the
@@ -1779,7 +1790,7 @@ const file_tide_proto_rawDesc = "" +
 	"\x06vertex\x18\x01 \x01(\tR\x06vertex\x12\x14\n" +
 	"\x05index\x18\x02 \x01(\x05R\x05index\x12&\n" +
 	"\x0ftask_manager_id\x18\x03 \x01(\tR\rtaskManagerId\x12!\n" +
-	"\fdata_address\x18\x04 \x01(\tR\vdataAddress\"\xeb\x02\n" +
+	"\fdata_address\x18\x04 \x01(\tR\vdataAddress\"\x82\x03\n" +
 	"\vDeployTasks\x12\x18\n" +
 	"\aattempt\x18\x01 \x01(\x03R\aattempt\x12!\n" +
 	"\frestore_from\x18\x02 \x01(\x03R\vrestoreFrom\x12:\n" +
@@ -1787,7 +1798,8 @@ const file_tide_proto_rawDesc = "" +
 	"\bsubtasks\x18\x04 \x03(\v2\x14.tide.rpc.v1.SubtaskR\bsubtasks\x123\n" +
 	"\tlocations\x18\x05 \x03(\v2\x15.tide.rpc.v1.LocationR\tlocations\x123\n" +
 	"\x15checkpointing_enabled\x18\x06 \x01(\bR\x14checkpointingEnabled\x12G\n" +
-	"\x10restore_location\x18\a \x01(\v2\x1c.tide.rpc.v1.RestoreLocationR\x0frestoreLocation\"D\n" +
+	"\x10restore_location\x18\a \x01(\v2\x1c.tide.rpc.v1.RestoreLocationR\x0frestoreLocation\x12\x15\n" +
+	"\x06run_id\x18\b \x01(\tR\x05runId\"D\n" +
 	"\x0fRestoreLocation\x12\x1f\n" +
 	"\vstorage_uri\x18\x01 \x01(\tR\n" +
 	"storageUri\x12\x10\n" +

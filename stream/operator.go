@@ -30,6 +30,9 @@ type Runtime struct {
 	// KeyGroupStart..KeyGroupEnd (inclusive) are the key groups this subtask owns.
 	KeyGroupStart, KeyGroupEnd int
 	Attempt                    int64
+	// RunID names the AM process that deployed the attempt; with Attempt it is unique over
+	// the whole life of the job, across AM restarts (empty when a single AM is assumed).
+	RunID string
 	// CheckpointingEnabled says whether checkpoints run. With checkpointing, a subtask whose
 	// input ended keeps taking part in checkpoints and two-phase operators commit their last
 	// transaction when the first checkpoint after the end of input completes; without it they

@@ -24,7 +24,7 @@ import (
 // the job cannot commit anything twice. Without checkpointing (Runtime.CheckpointingEnabled
 // false) the last file is committed at once when the input ends.
 //
-// Final files are named part-<sink>-<attempt>-<subtask>-<seq>; readers should ignore names
+// Final files are named part-<sink>-[<run id>.]<attempt>-<subtask>-<seq>; readers should ignore names
 // starting with ".".
 func FileSink[T any](s DataStream[T], name, dir string, format func(T) string) {
 	Sink(s, name, func() Operator { return &fileSinkOp[T]{dir: dir, format: format} })
@@ -130,7 +130,12 @@ func (o *fileSinkOp[T]) commit(p pendingFile) error {
 }
 
 func (o *fileSinkOp[T]) openFile() error {
-	base := fmt.Sprintf("%s-%d-%d-%d", o.rt.OperatorID, o.rt.Attempt, o.rt.Subtask, o.seq)
+	attempt := strconv.FormatInt(o.rt.Attempt, 10)
+	if o.rt.RunID != "" {
+		// Attempt numbers start again in a recovered AM: the run id keeps names unique.
+		attempt = o.rt.RunID + "." + attempt
+	}
+	base := fmt.Sprintf("%s-%s-%d-%d", o.rt.OperatorID, attempt, o.rt.Subtask, o.seq)
 	o.seq++
 	o.curTmp = "." + base + ".inprogress"
 	o.curFin = "part-" + base

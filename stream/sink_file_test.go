@@ -164,3 +164,30 @@ func TestFileSinkEndOfInputWaitsForFinalCheckpoint(t *testing.T) {
 		})
 	}
 }
+
+// TestFileSinkNamesSurviveAnAMRestart: a recovered AM counts its attempts from 1 again.
+// Two AMs' first attempts (different run ids) committing into the same directory must not
+// overwrite each other's files.
+func TestFileSinkNamesSurviveAnAMRestart(t *testing.T) {
+	dir := t.TempDir()
+	ctx := context.Background()
+	for i, run := range []string{"0a1b2c3d", "4e5f6a7b"} {
+		rt := runtimeFor("sink", 1, 0, 128)
+		rt.Attempt, rt.RunID = 1, run
+		sink := vertexOps(t, fileSinkJob(dir), "n")[1].Operator
+		open(t, sink, rt, nil)
+		if err := sink.Process([]string{"first", "second"}[i], 0, nil); err != nil {
+			t.Fatal(err)
+		}
+		_ = snapshotOp(t, sink, rt, int64(i+1))
+		if err := sink.CheckpointComplete(ctx, int64(i+1)); err != nil {
+			t.Fatal(err)
+		}
+		if err := sink.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got, want := committed(t, dir), []string{"first", "second"}; !slices.Equal(got, want) {
+		t.Fatalf("committed %v, want %v (one AM's file overwrote the other's)", got, want)
+	}
+}

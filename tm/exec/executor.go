@@ -62,7 +62,10 @@ type Location struct {
 
 // DeploySpec is one attempt's deployment as seen by this TaskManager.
 type DeploySpec struct {
-	Attempt     int64
+	Attempt int64
+	// RunID names the AM process that deployed the attempt (attempt numbers restart in a
+	// new AM); empty in tests that run a single AM.
+	RunID       string
 	RestoreFrom int64 // 0: fresh start
 	Vertices    []VertexParallelism
 	Subtasks    []Subtask

@@ -135,7 +135,7 @@ func (w *worker) dispatch(ctx context.Context, ex *exec.Executor, m *rpc.JobMana
 }
 
 func deploySpec(d *rpc.DeployTasks) exec.DeploySpec {
-	spec := exec.DeploySpec{Attempt: d.GetAttempt(), RestoreFrom: d.GetRestoreFrom(),
+	spec := exec.DeploySpec{Attempt: d.GetAttempt(), RunID: d.GetRunId(), RestoreFrom: d.GetRestoreFrom(),
 		CheckpointingEnabled: d.GetCheckpointingEnabled()}
 	if l := d.GetRestoreLocation(); l != nil {
 		spec.RestoreLocation = &exec.RestoreLocation{StorageURI: l.GetStorageUri(), Dir: l.GetDir()}
