@@ -231,7 +231,12 @@ func (a *AM) shutdown(res Result) {
 	a.src.close()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if err := a.driver.Deregister(ctx, finalStatus(res.Status), res.Cause); err != nil {
+	if res.Status == core.StatusSuspended {
+		// Suspended (the AM was told to stop, e.g. SIGTERM when YARN preempts or moves it):
+		// the job is not over, so the application stays registered and the cluster may
+		// start another attempt, which recovers from the latest checkpoint.
+		a.log.Info("job suspended: not deregistering, a new AM attempt can resume it", "driver", a.driver.Name())
+	} else if err := a.driver.Deregister(ctx, finalStatus(res.Status), res.Cause); err != nil {
 		a.log.Warn("deregister failed", "driver", a.driver.Name(), "err", err)
 	}
 	if err := a.driver.Close(ctx); err != nil {

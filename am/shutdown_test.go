@@ -1,0 +1,92 @@
+package am
+
+import (
+	"context"
+	"net"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/tidestream/tide/conf"
+	"github.com/tidestream/tide/core"
+	"github.com/tidestream/tide/drivers"
+	"github.com/tidestream/tide/examples"
+	"github.com/tidestream/tide/stream"
+)
+
+// deregisterRecorder is a driver that starts no workers and remembers Deregister calls.
+type deregisterRecorder struct {
+	mu       sync.Mutex
+	statuses []drivers.FinalStatus
+}
+
+func (d *deregisterRecorder) Name() string { return "recorder" }
+func (d *deregisterRecorder) Start(context.Context, drivers.EventHandler, drivers.BlockedNodes) ([]drivers.Worker, error) {
+	return nil, nil
+}
+func (d *deregisterRecorder) RequestWorker(context.Context, drivers.WorkerSpec) (core.TaskManagerID, error) {
+	return "", drivers.ErrPassive
+}
+func (d *deregisterRecorder) ReleaseWorker(context.Context, core.TaskManagerID) error { return nil }
+func (d *deregisterRecorder) Close(context.Context) error                             { return nil }
+func (d *deregisterRecorder) Deregister(_ context.Context, s drivers.FinalStatus, _ string) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.statuses = append(d.statuses, s)
+	return nil
+}
+
+// TestShutdownDeregistersOnlyFinalOutcomes: an AM that is stopped (the job ends
+// SUSPENDED) must leave the application registered, so YARN starts another attempt that
+// recovers the job; a cancelled job deregisters as KILLED.
+func TestShutdownDeregistersOnlyFinalOutcomes(t *testing.T) {
+	for _, tt := range []struct {
+		name   string
+		end    func(a *AM, stop context.CancelFunc)
+		status core.JobStatus
+		want   []drivers.FinalStatus
+	}{
+		{"stopped", func(_ *AM, stop context.CancelFunc) { stop() }, core.StatusSuspended, nil},
+		{"cancelled", func(a *AM, _ context.CancelFunc) { a.post(func() { a.step(core.CancelJob{}) }) }, core.StatusCanceled, []drivers.FinalStatus{drivers.StatusKilled}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			build, _ := stream.Lookup(examples.CheckableCountName)
+			job, err := build([]string{"--records", "10", "--output", t.TempDir()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			cfg, _, err := conf.Load("", nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rpcLn, _ := net.Listen("tcp", "127.0.0.1:0")
+			restLn, _ := net.Listen("tcp", "127.0.0.1:0")
+			drv := &deregisterRecorder{}
+			a, err := New(Config{JobID: testJobID, JobName: examples.CheckableCountName, Job: job,
+				Options: SchedulerOptions(cfg), Conf: cfg.Map(), HeartbeatInterval: time.Second,
+				Logger: testLog(), RPCListener: rpcLn, RESTListener: restLn, Driver: drv})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx, stop := context.WithCancel(context.Background())
+			defer stop()
+			done := make(chan Result, 1)
+			go func() { res, _ := a.Run(ctx); done <- res }()
+			time.Sleep(100 * time.Millisecond) // the job is waiting for resources
+			tt.end(a, stop)
+			select {
+			case res := <-done:
+				if res.Status != tt.status {
+					t.Fatalf("job ended %s, want %s", res.Status, tt.status)
+				}
+			case <-time.After(30 * time.Second):
+				t.Fatal("the AM did not stop")
+			}
+			drv.mu.Lock()
+			defer drv.mu.Unlock()
+			if len(drv.statuses) != len(tt.want) || (len(tt.want) > 0 && drv.statuses[0] != tt.want[0]) {
+				t.Fatalf("Deregister calls %v, want %v", drv.statuses, tt.want)
+			}
+		})
+	}
+}
