@@ -70,15 +70,7 @@ func (d *Driver) Start(_ context.Context, handler drivers.EventHandler, blocked 
 	return nil, nil
 }
 
-func (d *Driver) check() error {
-	switch {
-	case d.closed:
-		return drivers.ErrClosed
-	case !d.started:
-		return drivers.ErrNotStarted
-	}
-	return nil
-}
+func (d *Driver) check() error { return drivers.CallState(d.started, d.closed) }
 
 // RequestWorker always fails: a standalone cluster grows only when someone starts a
 // TaskManager.
@@ -90,12 +82,8 @@ func (d *Driver) RequestWorker(context.Context, drivers.WorkerSpec) (core.TaskMa
 func (d *Driver) Admit(_ context.Context, w drivers.Worker) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if err := d.check(); err != nil {
-		return fmt.Errorf("admit TaskManager %s: %w", w.ID, err)
-	}
-	if d.blocked(w.Node) {
-		d.log.Info("refusing TaskManager on blocked node", "taskmanager", w.ID, "node", w.Node)
-		return fmt.Errorf("admit TaskManager %s on node %s: %w", w.ID, w.Node, drivers.ErrBlocked)
+	if err := drivers.CheckAdmission(d.log, w, d.check(), d.blocked); err != nil {
+		return err
 	}
 	d.workers[w.ID] = w.Node
 	return nil

@@ -10,7 +10,6 @@ import (
 	"net/url"
 	"os"
 	"path"
-	"sort"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -22,8 +21,8 @@ import (
 // created on first use and dropped after a connection error, so that a restarted namenode is
 // dialled afresh (the library itself would refuse to redial for several seconds).
 type hdfsStorage struct {
+	location
 	root  string // absolute HDFS path
-	uri   string
 	addrs []string
 	user  string
 	opts  Options
@@ -60,13 +59,12 @@ func openHDFS(ctx context.Context, u *url.URL, opts Options) (Storage, error) {
 		host = addrs[0]
 	}
 	s := &hdfsStorage{
-		root:  root,
-		uri:   (&url.URL{Scheme: "hdfs", Host: host, Path: root}).String(),
-		addrs: addrs,
-		user:  usr,
-		opts:  opts,
+		location: location{uri: trimSlash((&url.URL{Scheme: "hdfs", Host: host, Path: root}).String())},
+		root:     root,
+		addrs:    addrs,
+		user:     usr,
+		opts:     opts,
 	}
-	s.uri = trimSlash(s.uri)
 	s.r = &retrier{policy: opts.Retry, log: opts.Logger.With("storage", s.uri, "hdfs_user", usr),
 		classify: s.classify, reconnect: s.dropClient}
 	// A namenode host that does not resolve is a configuration error: report it now rather
@@ -92,8 +90,6 @@ func trimSlash(s string) string {
 	}
 	return s
 }
-
-func (s *hdfsStorage) URI() string { return s.uri }
 
 func (s *hdfsStorage) classify(err error) class {
 	var lastDial error
@@ -186,21 +182,6 @@ func (s *hdfsStorage) hdfsPath(name string) string {
 	return path.Join(s.root, name)
 }
 
-func (s *hdfsStorage) uriOf(name string) string {
-	if name == "" {
-		return s.uri
-	}
-	return s.uri + "/" + name
-}
-
-func (s *hdfsStorage) name(op, name string, root bool) (string, error) {
-	n, err := cleanName(name, root)
-	if err != nil {
-		return "", &Error{Op: op, Path: s.uri + "/" + name, Kind: ErrInvalidName, Err: err}
-	}
-	return n, nil
-}
-
 // call runs fn with a client under the retry loop.
 func (s *hdfsStorage) call(ctx context.Context, op, name string, fn func(c *hdfs.Client) error) error {
 	return s.r.do(ctx, op, s.uriOf(name), func(int) error {
@@ -259,54 +240,16 @@ func (s *hdfsStorage) Open(ctx context.Context, name string) (io.ReadCloser, err
 }
 
 func (s *hdfsStorage) Stat(ctx context.Context, name string) (FileInfo, error) {
-	n, err := s.name("stat", name, true)
-	if err != nil {
-		return FileInfo{}, err
-	}
-	var fi FileInfo
-	err = s.call(ctx, "stat", n, func(c *hdfs.Client) error {
-		st, err := c.Stat(s.hdfsPath(n))
-		if err != nil {
-			return err
-		}
-		fi = hdfsInfo(st)
-		return nil
-	})
-	return fi, err
+	return statName(ctx, s.location, s.meta, name)
 }
 
 func (s *hdfsStorage) List(ctx context.Context, dir string) ([]FileInfo, error) {
-	n, err := s.name("list", dir, true)
-	if err != nil {
-		return nil, err
-	}
-	var out []FileInfo
-	err = s.call(ctx, "list", n, func(c *hdfs.Client) error {
-		p := s.hdfsPath(n)
-		st, err := c.Stat(p)
-		if err != nil {
-			return err
-		}
-		if !st.IsDir() {
-			return fmt.Errorf("%s is a file, want a directory", p)
-		}
-		entries, err := c.ReadDir(p)
-		if err != nil {
-			return err
-		}
-		out = make([]FileInfo, 0, len(entries))
-		for _, e := range entries {
-			if !isTempName(e.Name()) {
-				out = append(out, hdfsInfo(e))
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
-	return out, nil
+	return listDir(ctx, s.location, s.meta, dir)
+}
+
+// meta is the storage's metaRunner.
+func (s *hdfsStorage) meta(ctx context.Context, op, n string, fn func(m metaFS, p string) error) error {
+	return s.call(ctx, op, n, func(c *hdfs.Client) error { return fn(c, s.hdfsPath(n)) })
 }
 
 func (s *hdfsStorage) Delete(ctx context.Context, name string) error {
@@ -347,12 +290,4 @@ func (s *hdfsStorage) renameOver(c *hdfs.Client, from, to string) error {
 		return fmt.Errorf("to %s: %w", s.uriOf(to), err)
 	}
 	return nil
-}
-
-func hdfsInfo(st os.FileInfo) FileInfo {
-	fi := FileInfo{Name: st.Name(), IsDir: st.IsDir(), ModTime: st.ModTime()}
-	if !fi.IsDir {
-		fi.Size = st.Size()
-	}
-	return fi
 }

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"net"
 	"regexp"
 	"strings"
@@ -70,14 +69,10 @@ func classifyHDFS(err error, lastDial error) class {
 		}
 		return class{}
 	}
-	switch {
-	case errors.Is(err, ErrInvalidName):
-		return class{kind: ErrInvalidName}
-	case errors.Is(err, fs.ErrNotExist):
-		return class{kind: ErrNotFound}
-	case errors.Is(err, fs.ErrPermission):
-		return class{kind: ErrPermission}
-	case errors.Is(err, hdfs.ErrReplicating):
+	if c, ok := classifyCommon(err); ok {
+		return c
+	}
+	if errors.Is(err, hdfs.ErrReplicating) {
 		return class{transient: true}
 	}
 	if strings.Contains(err.Error(), noNamenodeMessage) {

@@ -5,19 +5,17 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"net/url"
 	"os"
 	"path"
 	"path/filepath"
-	"sort"
 	"syscall"
 )
 
 // localStorage is the file:// implementation: a directory on a local (or mounted) file system.
 type localStorage struct {
+	location
 	root string // absolute OS path
-	uri  string
 	r    *retrier
 }
 
@@ -32,9 +30,9 @@ func openLocal(ctx context.Context, u *url.URL, opts Options) (Storage, error) {
 	}
 	root := filepath.Clean(filepath.FromSlash(u.Path))
 	s := &localStorage{
-		root: root,
-		uri:  (&url.URL{Scheme: "file", Path: filepath.ToSlash(root)}).String(),
-		r:    &retrier{policy: opts.Retry, log: opts.Logger, classify: classifyLocal},
+		location: location{uri: (&url.URL{Scheme: "file", Path: filepath.ToSlash(root)}).String()},
+		root:     root,
+		r:        &retrier{policy: opts.Retry, log: opts.Logger, classify: classifyLocal},
 	}
 	if err := s.r.do(ctx, "open-storage", s.uri, func(int) error { return os.MkdirAll(root, 0o755) }); err != nil {
 		return nil, err
@@ -44,41 +42,19 @@ func openLocal(ctx context.Context, u *url.URL, opts Options) (Storage, error) {
 
 // classifyLocal maps OS errors to sentinels; nothing local is worth retrying.
 func classifyLocal(err error) class {
-	switch {
-	case errors.Is(err, ErrInvalidName):
-		return class{kind: ErrInvalidName}
-	case errors.Is(err, fs.ErrNotExist):
-		return class{kind: ErrNotFound}
-	case errors.Is(err, fs.ErrPermission):
-		return class{kind: ErrPermission}
-	case errors.Is(err, syscall.EDQUOT), errors.Is(err, syscall.ENOSPC):
+	if c, ok := classifyCommon(err); ok {
+		return c
+	}
+	if errors.Is(err, syscall.EDQUOT) || errors.Is(err, syscall.ENOSPC) {
 		return class{kind: ErrQuotaExceeded}
 	}
 	return class{}
 }
 
-func (s *localStorage) URI() string { return s.uri }
-
 func (s *localStorage) Close() error { return nil }
 
 func (s *localStorage) osPath(name string) string {
 	return filepath.Join(s.root, filepath.FromSlash(name))
-}
-
-func (s *localStorage) uriOf(name string) string {
-	if name == "" {
-		return s.uri
-	}
-	return s.uri + "/" + name
-}
-
-// name validates name; on error it returns an *Error for op.
-func (s *localStorage) name(op, name string, root bool) (string, error) {
-	n, err := cleanName(name, root)
-	if err != nil {
-		return "", &Error{Op: op, Path: s.uri + "/" + name, Kind: ErrInvalidName, Err: err}
-	}
-	return n, nil
 }
 
 func (s *localStorage) Create(ctx context.Context, name string) (Writer, error) {
@@ -133,54 +109,16 @@ func (s *localStorage) Open(ctx context.Context, name string) (io.ReadCloser, er
 }
 
 func (s *localStorage) Stat(ctx context.Context, name string) (FileInfo, error) {
-	n, err := s.name("stat", name, true)
-	if err != nil {
-		return FileInfo{}, err
-	}
-	var fi FileInfo
-	err = s.r.do(ctx, "stat", s.uriOf(n), func(int) error {
-		st, err := os.Stat(s.osPath(n))
-		if err != nil {
-			return err
-		}
-		fi = localInfo(st)
-		return nil
-	})
-	return fi, err
+	return statName(ctx, s.location, s.meta, name)
 }
 
 func (s *localStorage) List(ctx context.Context, dir string) ([]FileInfo, error) {
-	n, err := s.name("list", dir, true)
-	if err != nil {
-		return nil, err
-	}
-	var out []FileInfo
-	err = s.r.do(ctx, "list", s.uriOf(n), func(int) error {
-		entries, err := os.ReadDir(s.osPath(n))
-		if err != nil {
-			return err
-		}
-		out = make([]FileInfo, 0, len(entries))
-		for _, e := range entries {
-			if isTempName(e.Name()) {
-				continue
-			}
-			st, err := e.Info()
-			if errors.Is(err, fs.ErrNotExist) {
-				continue // removed since ReadDir
-			}
-			if err != nil {
-				return err
-			}
-			out = append(out, localInfo(st))
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
-	return out, nil
+	return listDir(ctx, s.location, s.meta, dir)
+}
+
+// meta is the storage's metaRunner.
+func (s *localStorage) meta(ctx context.Context, op, n string, fn func(m metaFS, p string) error) error {
+	return s.r.do(ctx, op, s.uriOf(n), func(int) error { return fn(osMeta{}, s.osPath(n)) })
 }
 
 func (s *localStorage) Delete(ctx context.Context, name string) error {
@@ -212,14 +150,6 @@ func (s *localStorage) Rename(ctx context.Context, from, to string) error {
 		}
 		return syncDir(filepath.Dir(s.osPath(t)))
 	})
-}
-
-func localInfo(st fs.FileInfo) FileInfo {
-	fi := FileInfo{Name: st.Name(), IsDir: st.IsDir(), ModTime: st.ModTime()}
-	if !fi.IsDir {
-		fi.Size = st.Size()
-	}
-	return fi
 }
 
 // syncDir makes a rename in dir durable.

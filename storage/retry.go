@@ -3,6 +3,7 @@ package storage
 import (
 	"context"
 	"errors"
+	"io/fs"
 	"log/slog"
 	"math/rand/v2"
 	"time"
@@ -14,6 +15,20 @@ type class struct {
 	dir       string
 	transient bool // worth retrying
 	reconnect bool // the connection is suspect: drop the client before retrying
+}
+
+// classifyCommon sorts the errors every storage shares: invalid names, and the file
+// system's not-found and permission errors (io/fs sentinels). ok is false for any other error.
+func classifyCommon(err error) (c class, ok bool) {
+	switch {
+	case errors.Is(err, ErrInvalidName):
+		return class{kind: ErrInvalidName}, true
+	case errors.Is(err, fs.ErrNotExist):
+		return class{kind: ErrNotFound}, true
+	case errors.Is(err, fs.ErrPermission):
+		return class{kind: ErrPermission}, true
+	}
+	return class{}, false
 }
 
 // retrier runs operations with bounded retries of transient errors.

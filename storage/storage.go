@@ -3,6 +3,7 @@ package storage
 import (
 	"context"
 	"io"
+	"io/fs"
 	"time"
 )
 
@@ -49,4 +50,13 @@ type FileInfo struct {
 	Size    int64
 	IsDir   bool
 	ModTime time.Time
+}
+
+// fileInfoOf is the FileInfo of a file system's entry; a directory has no size.
+func fileInfoOf(st fs.FileInfo) FileInfo {
+	fi := FileInfo{Name: st.Name(), IsDir: st.IsDir(), ModTime: st.ModTime()}
+	if !fi.IsDir {
+		fi.Size = st.Size()
+	}
+	return fi
 }

@@ -122,15 +122,7 @@ func NewDriver(cfg DriverConfig) (*Driver, error) {
 // Name is "yarn".
 func (d *Driver) Name() string { return DriverName }
 
-func (d *Driver) check() error {
-	switch {
-	case d.closed:
-		return drivers.ErrClosed
-	case !d.started:
-		return drivers.ErrNotStarted
-	}
-	return nil
-}
+func (d *Driver) check() error { return drivers.CallState(d.started, d.closed) }
 
 // Start registers the AM with the RM, publishes its RPC address for the TaskManagers of a
 // previous attempt (with Records) and starts heartbeating. It adopts the containers YARN
@@ -251,12 +243,8 @@ func (d *Driver) SetAttempt(attempt string) {
 func (d *Driver) Admit(_ context.Context, w drivers.Worker) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if err := d.check(); err != nil {
-		return fmt.Errorf("admit TaskManager %s: %w", w.ID, err)
-	}
-	if d.blocked(w.Node) {
-		d.log.Info("refusing TaskManager on blocked node", "taskmanager", w.ID, "node", w.Node)
-		return fmt.Errorf("admit TaskManager %s on node %s: %w", w.ID, w.Node, drivers.ErrBlocked)
+	if err := drivers.CheckAdmission(d.log, w, d.check(), d.blocked); err != nil {
+		return err
 	}
 	if d.abandoned[w.ID] {
 		return fmt.Errorf("admit TaskManager %s on node %s: it did not register within %s of the AM restart and its container was released: %w",

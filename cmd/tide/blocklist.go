@@ -38,14 +38,7 @@ func blocklistListCommand() *cli.Command {
 		Usage:        "list the blocked nodes",
 		Flags:        clientFlags(),
 		OnUsageError: onUsageError,
-		Action: func(c *cli.Context) error {
-			if err := noArgs(c); err != nil {
-				return err
-			}
-			cc, err := newClientCommand(c)
-			if err != nil {
-				return err
-			}
+		Action: clientAction(func(c *cli.Context, cc *clientCommand) error {
 			var nodes map[string]blockedNodeInfo
 			if err := cc.api.do(c.Context, "GET", "/blocklist", nil, &nodes); err != nil {
 				return err
@@ -68,7 +61,7 @@ func blocklistListCommand() *cli.Command {
 				t.row(id, n.Action, fmtMillis(n.StartTimestamp), fmtEnd(n.EndTimestamp), n.Cause, strings.Join(n.TaskManagers, ","))
 			}
 			return t.flush()
-		},
+		}),
 	}
 }
 
@@ -90,18 +83,7 @@ func blocklistAddCommand() *cli.Command {
 			&cli.StringFlag{Name: "cause", Value: "blocked by an operator", Usage: "why the node is blocked"},
 			&cli.BoolFlag{Name: "merge", Usage: "merge with an existing block of the node instead of failing"}),
 		OnUsageError: onUsageError,
-		Action: func(c *cli.Context) error {
-			node, err := nodeArg(c)
-			if err != nil {
-				return err
-			}
-			if c.IsSet("timeout") && c.Duration("timeout") <= 0 {
-				return usagef("--timeout %s: expected a positive duration such as 30m", c.Duration("timeout"))
-			}
-			cc, err := newClientCommand(c)
-			if err != nil {
-				return err
-			}
+		Action: nodeAction(checkBlockTimeout, func(c *cli.Context, cc *clientCommand, node string) error {
 			action := "MARK_BLOCKED"
 			if c.Bool("evacuate") {
 				action = "MARK_BLOCKED_AND_EVACUATE_TASKS"
@@ -126,8 +108,16 @@ func blocklistAddCommand() *cli.Command {
 			}
 			cc.progress("Node %s blocked (%s) until %s: %s.", node, n.Action, fmtEnd(n.EndTimestamp), n.Cause)
 			return nil
-		},
+		}),
 	}
+}
+
+// checkBlockTimeout refuses a --timeout that would end the block before it starts.
+func checkBlockTimeout(c *cli.Context) error {
+	if c.IsSet("timeout") && c.Duration("timeout") <= 0 {
+		return usagef("--timeout %s: expected a positive duration such as 30m", c.Duration("timeout"))
+	}
+	return nil
 }
 
 func blocklistRemoveCommand() *cli.Command {
@@ -137,15 +127,7 @@ func blocklistRemoveCommand() *cli.Command {
 		ArgsUsage:    "NODE",
 		Flags:        clientFlags(),
 		OnUsageError: onUsageError,
-		Action: func(c *cli.Context) error {
-			node, err := nodeArg(c)
-			if err != nil {
-				return err
-			}
-			cc, err := newClientCommand(c)
-			if err != nil {
-				return err
-			}
+		Action: nodeAction(nil, func(c *cli.Context, cc *clientCommand, node string) error {
 			if err := cc.api.do(c.Context, "DELETE", "/blocklist/node/"+url.PathEscape(node), nil, nil); err != nil {
 				return err
 			}
@@ -154,7 +136,7 @@ func blocklistRemoveCommand() *cli.Command {
 			}
 			cc.progress("Node %s unblocked.", node)
 			return nil
-		},
+		}),
 	}
 }
 

@@ -18,25 +18,14 @@ tasks and exits. With --wait, waits until the job is CANCELED (or the AM has exi
 		Flags: append(clientFlags(),
 			&cli.DurationFlag{Name: "wait", Usage: "wait up to this long for the job to be CANCELED (0: do not wait)"}),
 		OnUsageError: onUsageError,
-		Action: func(c *cli.Context) error {
-			ref, err := jobArg(c)
-			if err != nil {
-				return err
-			}
-			cc, err := newClientCommand(c)
-			if err != nil {
-				return err
-			}
-			j, err := cc.api.resolveJob(c.Context, ref)
-			if err != nil {
-				return err
-			}
+		Action: jobAction(nil, func(c *cli.Context, cc *clientCommand, j jobSummary) error {
 			if err := cc.api.do(c.Context, "PATCH", "/jobs/"+j.JID+"?mode=cancel", nil, nil); err != nil {
 				return err
 			}
 			cc.progress("Cancellation of job %s (%s) requested.", j.JID, j.Name)
 			state := "CANCELLING"
 			if wait := c.Duration("wait"); wait > 0 {
+				var err error
 				if state, err = waitCanceled(c.Context, cc, j.JID, wait); err != nil {
 					return err
 				}
@@ -46,7 +35,7 @@ tasks and exits. With --wait, waits until the job is CANCELED (or the AM has exi
 				return cc.printJSON(map[string]string{"jid": j.JID, "state": state})
 			}
 			return nil
-		},
+		}),
 	}
 }
 

@@ -17,24 +17,7 @@ completes or fails; prints the checkpoint id.`,
 			&cli.StringFlag{Name: "type", Value: "CONFIGURED", Usage: "checkpointType: CONFIGURED, FULL or INCREMENTAL"},
 			&cli.DurationFlag{Name: "wait", Value: 10 * time.Minute, Usage: "give up waiting after this long"}),
 		OnUsageError: onUsageError,
-		Action: func(c *cli.Context) error {
-			ref, err := jobArg(c)
-			if err != nil {
-				return err
-			}
-			switch c.String("type") {
-			case "CONFIGURED", "FULL", "INCREMENTAL":
-			default:
-				return usagef("--type %q: expected CONFIGURED, FULL or INCREMENTAL", c.String("type"))
-			}
-			cc, err := newClientCommand(c)
-			if err != nil {
-				return err
-			}
-			j, err := cc.api.resolveJob(c.Context, ref)
-			if err != nil {
-				return err
-			}
+		Action: jobAction(checkCheckpointType, func(c *cli.Context, cc *clientCommand, j jobSummary) error {
 			op, raw, err := cc.trigger(c.Context, "Checkpoint of job "+j.JID, "/jobs/"+j.JID+"/checkpoints",
 				map[string]string{"checkpointType": c.String("type")}, c.Duration("wait"))
 			if err != nil {
@@ -45,6 +28,15 @@ completes or fails; prints the checkpoint id.`,
 			}
 			cc.progress("Checkpoint %d of job %s completed.", op.CheckpointID, j.JID)
 			return nil
-		},
+		}),
 	}
+}
+
+// checkCheckpointType refuses a --type the AM does not know before anything is sent.
+func checkCheckpointType(c *cli.Context, _ string) error {
+	switch c.String("type") {
+	case "CONFIGURED", "FULL", "INCREMENTAL":
+		return nil
+	}
+	return usagef("--type %q: expected CONFIGURED, FULL or INCREMENTAL", c.String("type"))
 }

@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"net"
 	"os/signal"
-	"sort"
 	"strconv"
 	"strings"
 	"syscall"
@@ -19,11 +18,10 @@ import (
 	"github.com/tidestream/tide/conf"
 	"github.com/tidestream/tide/core"
 	"github.com/tidestream/tide/storage"
-	"github.com/tidestream/tide/stream"
 )
 
 func jobManagerCommand() *cli.Command {
-	cmd := &cli.Command{
+	return &cli.Command{
 		Name:      "jobmanager",
 		Usage:     "run the AM of one job (standalone application mode)",
 		ArgsUsage: "[-- job arguments...]",
@@ -33,47 +31,11 @@ rest.bind-address:rest.port (default 127.0.0.1:8081), and runs the job until it 
 Arguments after "--" go to the job. Exits 0 when the job finishes or is cancelled.
 
 ` + dynamicHelp,
-		Flags: []cli.Flag{
-			configDirFlag(), dynamicFlag(),
-			&cli.StringFlag{Name: "job-classname", Aliases: []string{"j"}, Required: true,
-				Usage: "registered name of the job to run (see tide list-jobs)"},
+		Flags: jobStartFlags(
 			&cli.StringFlag{Name: "job-id", Usage: "32 hex digits; default derives a stable id from the job name and arguments, so a restarted AM resumes from the job's checkpoints"},
-		},
+		),
 		Action: runJobManager,
 	}
-	cmd.Flags = append(cmd.Flags, savepointRestoreFlags()...)
-	return cmd
-}
-
-// Flags of the commands that start a job from a savepoint (Flink's -s and -n).
-const (
-	fromSavepointFlag         = "fromSavepoint"
-	allowNonRestoredStateFlag = "allowNonRestoredState"
-)
-
-func savepointRestoreFlags() []cli.Flag {
-	return []cli.Flag{
-		&cli.StringFlag{Name: fromSavepointFlag, Aliases: []string{"s"},
-			Usage: "start the job from this savepoint directory (hdfs://…, file://… or an absolute path), unless state.checkpoints.dir already holds a checkpoint of the job"},
-		// No -n alias: tide run uses -n for --taskmanagers.
-		&cli.BoolFlag{Name: allowNonRestoredStateFlag,
-			Usage: "with --fromSavepoint: drop the savepoint's state of vertices the job no longer has instead of refusing to start"},
-	}
-}
-
-// buildJob looks the job up in the registry and builds it.
-func buildJob(name string, args []string) (*stream.Job, error) {
-	build, ok := stream.Lookup(name)
-	if !ok {
-		known := stream.Names()
-		sort.Strings(known)
-		return nil, fmt.Errorf("unknown job %q: this binary has %s", name, strings.Join(known, ", "))
-	}
-	job, err := build(args)
-	if err != nil {
-		return nil, fmt.Errorf("job %s with arguments %q: %w", name, args, err)
-	}
-	return job, nil
 }
 
 // defaultJobID is a stable 32-hex-digit id for a job name and its arguments.
@@ -93,12 +55,7 @@ func validJobID(id string) error {
 }
 
 func runJobManager(c *cli.Context) error {
-	cfg, err := loadConfig(c)
-	if err != nil {
-		return err
-	}
-	name, args := c.String("job-classname"), c.Args().Slice()
-	job, err := buildJob(name, args)
+	cfg, name, args, job, err := loadJob(c)
 	if err != nil {
 		return err
 	}

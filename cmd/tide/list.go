@@ -13,14 +13,7 @@ func listCommand() *cli.Command {
 		Description:  "Shows each job's id, name, status, start time and duration (GET /jobs/overview).",
 		Flags:        clientFlags(),
 		OnUsageError: onUsageError,
-		Action: func(c *cli.Context) error {
-			if err := noArgs(c); err != nil {
-				return err
-			}
-			cc, err := newClientCommand(c)
-			if err != nil {
-				return err
-			}
+		Action: clientAction(func(c *cli.Context, cc *clientCommand) error {
 			jobs, err := cc.api.jobsOverview(c.Context)
 			if err != nil {
 				return err
@@ -37,7 +30,7 @@ func listCommand() *cli.Command {
 				t.row(j.JID, j.Name, j.State, fmtMillis(j.StartTime), fmtDurationMillis(j.Duration))
 			}
 			return t.flush()
-		},
+		}),
 	}
 }
 

@@ -1,11 +1,6 @@
 package main
 
-import (
-	"encoding/json"
-	"fmt"
-
-	"github.com/urfave/cli/v2"
-)
+import "github.com/urfave/cli/v2"
 
 // taskManagerEntry is one entry of GET /taskmanagers.
 type taskManagerEntry struct {
@@ -24,26 +19,12 @@ func taskManagersCommand() *cli.Command {
 		Description:  "Shows each TaskManager's id, node, slots, free slots, last heartbeat and whether its node is blocked (GET /taskmanagers).",
 		Flags:        clientFlags(),
 		OnUsageError: onUsageError,
-		Action: func(c *cli.Context) error {
-			if err := noArgs(c); err != nil {
-				return err
-			}
-			cc, err := newClientCommand(c)
-			if err != nil {
-				return err
-			}
-			var raw json.RawMessage
-			if err := cc.api.do(c.Context, "GET", "/taskmanagers", nil, &raw); err != nil {
-				return err
-			}
-			if cc.json {
-				return cc.printJSON(raw)
-			}
+		Action: clientAction(func(c *cli.Context, cc *clientCommand) error {
 			var body struct {
 				TaskManagers []taskManagerEntry `json:"taskmanagers"`
 			}
-			if err := json.Unmarshal(raw, &body); err != nil {
-				return fmt.Errorf("GET /taskmanagers: unexpected answer: %w", err)
+			if printed, err := cc.getForTable(c.Context, "/taskmanagers", &body); printed || err != nil {
+				return err
 			}
 			if len(body.TaskManagers) == 0 {
 				cc.progress("No TaskManagers are registered (start one with bin/taskmanager.sh start).")
@@ -58,6 +39,6 @@ func taskManagersCommand() *cli.Command {
 				t.row(tm.ID, tm.Node, itoa(tm.SlotsNumber), itoa(tm.FreeSlots), fmtDurationMillis(tm.TimeSinceLastHeartbeat)+" ago", blocked)
 			}
 			return t.flush()
-		},
+		}),
 	}
 }

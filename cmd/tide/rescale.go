@@ -93,30 +93,27 @@ runs with each named vertex inside its new range.`,
 }
 
 func runRescale(c *cli.Context) error {
-	ref, err := jobArg(c)
-	if err != nil {
+	var want bounds
+	check := func(c *cli.Context, ref string) error {
+		if len(c.StringSlice("vertex")) == 0 {
+			return usagef("rescale needs --vertex V (see the vertices in tide status %s)", ref)
+		}
+		if !c.IsSet("parallelism") {
+			return usagef("rescale needs --parallelism L..U (or N)")
+		}
+		var err error
+		want, err = parseParallelism(c.String("parallelism"))
 		return err
 	}
-	names := c.StringSlice("vertex")
-	if len(names) == 0 {
-		return usagef("rescale needs --vertex V (see the vertices in tide status %s)", ref)
-	}
-	if !c.IsSet("parallelism") {
-		return usagef("rescale needs --parallelism L..U (or N)")
-	}
-	want, err := parseParallelism(c.String("parallelism"))
-	if err != nil {
-		return err
-	}
-	cc, err := newClientCommand(c)
-	if err != nil {
-		return err
-	}
-	ctx := c.Context
-	j, err := cc.api.resolveJob(ctx, ref)
-	if err != nil {
-		return err
-	}
+	return jobAction(check, func(c *cli.Context, cc *clientCommand, j jobSummary) error {
+		return rescaleJob(c, cc, j, want)
+	})(c)
+}
+
+// rescaleJob sets the --vertex vertices of job j to want and, with --wait, waits for the
+// job to run in the new range.
+func rescaleJob(c *cli.Context, cc *clientCommand, j jobSummary, want bounds) error {
+	ctx, names := c.Context, c.StringSlice("vertex")
 	d, _, err := cc.api.job(ctx, j.JID)
 	if err != nil {
 		return err

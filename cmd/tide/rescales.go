@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -34,31 +33,12 @@ it, its outcome, when it started, how long it took and each vertex's parallelism
 and after.`,
 		Flags:        clientFlags(),
 		OnUsageError: onUsageError,
-		Action: func(c *cli.Context) error {
-			ref, err := jobArg(c)
-			if err != nil {
-				return err
-			}
-			cc, err := newClientCommand(c)
-			if err != nil {
-				return err
-			}
-			j, err := cc.api.resolveJob(c.Context, ref)
-			if err != nil {
-				return err
-			}
-			var raw json.RawMessage
-			if err := cc.api.do(c.Context, "GET", "/jobs/"+j.JID+"/rescales", nil, &raw); err != nil {
-				return err
-			}
-			if cc.json {
-				return cc.printJSON(raw)
-			}
+		Action: jobAction(nil, func(c *cli.Context, cc *clientCommand, j jobSummary) error {
 			var body struct {
 				Rescales []rescaleEntry `json:"rescales"`
 			}
-			if err := json.Unmarshal(raw, &body); err != nil {
-				return fmt.Errorf("GET /jobs/%s/rescales: unexpected answer: %w", j.JID, err)
+			if printed, err := cc.getForTable(c.Context, "/jobs/"+j.JID+"/rescales", &body); printed || err != nil {
+				return err
 			}
 			if len(body.Rescales) == 0 {
 				cc.progress("Job %s has not been scheduled yet.", j.JID)
@@ -78,6 +58,6 @@ and after.`,
 					fmt.Sprint(r.Attempt), strings.Join(vs, ", "))
 			}
 			return t.flush()
-		},
+		}),
 	}
 }

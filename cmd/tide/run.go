@@ -17,7 +17,7 @@ import (
 )
 
 func runCommand() *cli.Command {
-	cmd := &cli.Command{
+	return &cli.Command{
 		Name:      "run",
 		Usage:     "run a job; --target local starts an AM and TaskManagers on this machine",
 		ArgsUsage: "[-- job arguments...]",
@@ -28,19 +28,14 @@ Ctrl-C. Unless set otherwise it runs in reactive mode with file:// checkpoints u
 given time so the job visibly scales up.
 
 ` + dynamicHelp,
-		Flags: []cli.Flag{
-			configDirFlag(), dynamicFlag(),
+		Flags: append(jobStartFlags(
 			&cli.StringFlag{Name: "target", Aliases: []string{"t"}, Value: "local", Usage: "where to run: local or yarn-per-job"},
-			&cli.StringFlag{Name: "job-classname", Aliases: []string{"j"}, Required: true, Usage: "registered job name (see tide list-jobs)"},
 			&cli.IntFlag{Name: "taskmanagers", Aliases: []string{"n"}, Value: 2, Usage: "TaskManagers to start with"},
 			&cli.DurationFlag{Name: "add-taskmanager-after", Usage: "start one more TaskManager after this long (0: never)"},
 			&cli.StringFlag{Name: "work-dir", Value: filepath.Join(os.TempDir(), "tide-local"), Usage: "logs and checkpoints go here"},
-		},
+		), yarnRunFlags()...),
 		Action: runRun,
 	}
-	cmd.Flags = append(cmd.Flags, savepointRestoreFlags()...)
-	cmd.Flags = append(cmd.Flags, yarnRunFlags()...)
-	return cmd
 }
 
 func runRun(c *cli.Context) error {
@@ -55,12 +50,8 @@ func runRun(c *cli.Context) error {
 	if n := c.Int("taskmanagers"); n < 0 {
 		return fmt.Errorf("--taskmanagers %d: expected 0 or more", n)
 	}
-	cfg, err := loadConfig(c)
+	cfg, name, args, _, err := loadJob(c)
 	if err != nil {
-		return err
-	}
-	name, args := c.String("job-classname"), c.Args().Slice()
-	if _, err := buildJob(name, args); err != nil {
 		return err
 	}
 	workDir, err := filepath.Abs(c.String("work-dir"))

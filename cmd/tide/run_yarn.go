@@ -53,12 +53,8 @@ const stagingRemovalWait = 15 * time.Second
 // runYarnPerJob submits the job as its own YARN application and follows it.
 func runYarnPerJob(c *cli.Context) error {
 	t0 := time.Now()
-	cfg, err := loadConfig(c)
+	cfg, name, args, _, err := loadJob(c)
 	if err != nil {
-		return err
-	}
-	name, args := c.String("job-classname"), c.Args().Slice()
-	if _, err := buildJob(name, args); err != nil {
 		return err
 	}
 	if conf.IsReactive(cfg) {

@@ -17,19 +17,7 @@ state.savepoints.dir) and polls until it completes; prints its location.`,
 			&cli.StringFlag{Name: "dir", Aliases: []string{"d"}, Usage: "target `directory` (file:// or hdfs://)"},
 			&cli.DurationFlag{Name: "wait", Value: 10 * time.Minute, Usage: "give up waiting after this long"}),
 		OnUsageError: onUsageError,
-		Action: func(c *cli.Context) error {
-			ref, err := jobArg(c)
-			if err != nil {
-				return err
-			}
-			cc, err := newClientCommand(c)
-			if err != nil {
-				return err
-			}
-			j, err := cc.api.resolveJob(c.Context, ref)
-			if err != nil {
-				return err
-			}
+		Action: jobAction(nil, func(c *cli.Context, cc *clientCommand, j jobSummary) error {
 			body := map[string]any{"cancel-job": false}
 			if d := c.String("dir"); d != "" {
 				body["target-directory"] = d
@@ -43,6 +31,6 @@ state.savepoints.dir) and polls until it completes; prints its location.`,
 			}
 			cc.progress("Savepoint of job %s completed: %s", j.JID, op.Location)
 			return nil
-		},
+		}),
 	}
 }

@@ -51,19 +51,7 @@ func statusCommand() *cli.Command {
 each vertex's resource requirements (lowerBound..upperBound).`,
 		Flags:        clientFlags(),
 		OnUsageError: onUsageError,
-		Action: func(c *cli.Context) error {
-			ref, err := jobArg(c)
-			if err != nil {
-				return err
-			}
-			cc, err := newClientCommand(c)
-			if err != nil {
-				return err
-			}
-			j, err := cc.api.resolveJob(c.Context, ref)
-			if err != nil {
-				return err
-			}
+		Action: jobAction(nil, func(c *cli.Context, cc *clientCommand, j jobSummary) error {
 			d, raw, err := cc.api.job(c.Context, j.JID)
 			if err != nil {
 				return err
@@ -106,6 +94,6 @@ each vertex's resource requirements (lowerBound..upperBound).`,
 				t.row(name, itoa(v.Parallelism), required, itoa(v.MaxParallelism), status)
 			}
 			return t.flush()
-		},
+		}),
 	}
 }

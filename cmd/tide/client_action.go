@@ -1,0 +1,89 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/urfave/cli/v2"
+)
+
+// The client commands share one shape: read the arguments, check the flags that need no
+// AM, connect to the AM, and only then do the command's own work. The helpers below are
+// that shape; each command keeps only its checks and its work.
+
+// clientAction is the Action of a command without arguments.
+func clientAction(run func(c *cli.Context, cc *clientCommand) error) cli.ActionFunc {
+	return func(c *cli.Context) error {
+		if err := noArgs(c); err != nil {
+			return err
+		}
+		cc, err := newClientCommand(c)
+		if err != nil {
+			return err
+		}
+		return run(c, cc)
+	}
+}
+
+// nodeAction is the Action of a command on one NODE. check (nil: none) runs before the
+// AM is contacted, so its usage errors send nothing.
+func nodeAction(check func(c *cli.Context) error, run func(c *cli.Context, cc *clientCommand, node string) error) cli.ActionFunc {
+	return func(c *cli.Context) error {
+		node, err := nodeArg(c)
+		if err != nil {
+			return err
+		}
+		if check != nil {
+			if err := check(c); err != nil {
+				return err
+			}
+		}
+		cc, err := newClientCommand(c)
+		if err != nil {
+			return err
+		}
+		return run(c, cc, node)
+	}
+}
+
+// jobAction is the Action of a command on one JOB: check (nil: none) sees the JOB
+// argument before the AM is contacted; run gets the job JOB resolves to.
+func jobAction(check func(c *cli.Context, ref string) error, run func(c *cli.Context, cc *clientCommand, j jobSummary) error) cli.ActionFunc {
+	return func(c *cli.Context) error {
+		ref, err := jobArg(c)
+		if err != nil {
+			return err
+		}
+		if check != nil {
+			if err := check(c, ref); err != nil {
+				return err
+			}
+		}
+		cc, err := newClientCommand(c)
+		if err != nil {
+			return err
+		}
+		j, err := cc.api.resolveJob(c.Context, ref)
+		if err != nil {
+			return err
+		}
+		return run(c, cc, j)
+	}
+}
+
+// getForTable GETs path. With --json it prints the AM's answer as it is and returns
+// printed; otherwise it decodes the answer into out for a table.
+func (cc *clientCommand) getForTable(ctx context.Context, path string, out any) (printed bool, err error) {
+	var raw json.RawMessage
+	if err := cc.api.do(ctx, "GET", path, nil, &raw); err != nil {
+		return false, err
+	}
+	if cc.json {
+		return true, cc.printJSON(raw)
+	}
+	if err := json.Unmarshal(raw, out); err != nil {
+		return false, fmt.Errorf("GET %s: unexpected answer: %w", path, err)
+	}
+	return false, nil
+}
