@@ -1,119 +1,33 @@
 package am_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"net"
 	"net/http"
-	"reflect"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/tidestream/tide/am"
-	"github.com/tidestream/tide/conf"
 	"github.com/tidestream/tide/core"
 	"github.com/tidestream/tide/examples"
-	"github.com/tidestream/tide/storage"
-	"github.com/tidestream/tide/stream"
+	"github.com/tidestream/tide/internal/testkit"
 )
-
-// startFromSavepoint starts an AM like startCluster, from the savepoint at from ("":
-// fresh) and with periodic checkpoints every interval (0: only those triggered over REST).
-func startFromSavepoint(t *testing.T, o clusterOptions, from string) *cluster {
-	t.Helper()
-	build, ok := stream.Lookup(o.job)
-	if !ok {
-		t.Fatalf("job %s not registered", o.job)
-	}
-	job, err := build(o.args)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg, _, err := conf.Load("", []string{"execution-mode=reactive",
-		"jobmanager.adaptive-scheduler.executing.cooldown-after-rescaling=0 s",
-		"jobmanager.adaptive-scheduler.executing.resource-stabilization-timeout=0 s",
-		"restart-strategy.type=fixed-delay", "restart-strategy.fixed-delay.attempts=100",
-		"restart-strategy.fixed-delay.delay=10 ms",
-		"state.checkpoints.dir=file://" + o.ckptDir})
-	if err != nil {
-		t.Fatal(err)
-	}
-	st, err := storage.Open(context.Background(), "file://"+o.ckptDir, storage.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	rpcLn, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	restLn, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	a, err := am.New(am.Config{
-		JobID: jobID, JobName: o.job, JobArgs: o.args, Job: job,
-		Options: am.SchedulerOptions(cfg), Conf: cfg.Map(), Storage: st,
-		CheckpointInterval: o.interval, CheckpointTimeout: time.Minute, NumRetained: 1,
-		HeartbeatInterval: time.Second, Logger: testLogger(t).With("process", "am"),
-		RPCListener: rpcLn, RESTListener: restLn, FromSavepoint: from,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	c := &cluster{t: t, am: a, ctx: ctx, cancel: cancel, result: make(chan am.Result, 1), tms: map[string]context.CancelFunc{}}
-	c.wg.Add(1)
-	go func() {
-		defer c.wg.Done()
-		res, err := a.Run(ctx)
-		if err != nil {
-			t.Errorf("AM: %v", err)
-		}
-		c.result <- res
-	}()
-	t.Cleanup(c.stop)
-	return c
-}
 
 func (c *cluster) postJSON(path string, body any, v any) error {
 	b, err := json.Marshal(body)
 	if err != nil {
 		return err
 	}
-	resp, err := http.Post("http://"+c.am.RESTAddr()+path, "application/json", bytes.NewReader(b))
+	code, _, out, err := testkit.Send(context.Background(), http.MethodPost, "http://"+c.am.RESTAddr()+path, string(b), "Content-Type", "application/json")
 	if err != nil {
 		return err
 	}
-	defer resp.Body.Close()
-	out, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return err
-	}
-	if resp.StatusCode != http.StatusAccepted {
-		return fmt.Errorf("POST %s: %s: %s", path, resp.Status, out)
+	if code != http.StatusAccepted {
+		return fmt.Errorf("POST %s: %d: %s", path, code, out)
 	}
 	return json.Unmarshal(out, v)
-}
-
-type restoreStats struct {
-	Counts struct {
-		Restored  int64 `json:"restored"`
-		Completed int64 `json:"completed"`
-	} `json:"counts"`
-	Latest struct {
-		Completed *struct {
-			ID int64 `json:"id"`
-		} `json:"completed"`
-		Restored *struct {
-			ID           int64  `json:"id"`
-			ExternalPath string `json:"external_path"`
-		} `json:"restored"`
-	} `json:"latest"`
 }
 
 // waitRestoredFrom waits for the job RUNNING at parallelism p in an attempt after
@@ -121,12 +35,12 @@ type restoreStats struct {
 // or with path "" one of the job's own checkpoints numbered id or above.
 func (c *cluster) waitRestoredFrom(t *testing.T, p int, after int64, id int64, path string) int64 {
 	t.Helper()
-	var info jobInfo
-	waitFor(t, fmt.Sprintf("a new attempt at parallelism %d", p), func() (bool, error) {
+	var info testkit.JobDetails
+	testkit.WaitFor(t, fmt.Sprintf("a new attempt at parallelism %d", p), func() (bool, error) {
 		info = c.waitRunningAt(t, p)
 		return info.Attempt > after, fmt.Errorf("attempt %d", info.Attempt)
 	})
-	var s restoreStats
+	var s testkit.CheckpointStats
 	if err := c.getJSON("/jobs/"+jobID+"/checkpoints", &s); err != nil {
 		t.Fatal(err)
 	}
@@ -150,7 +64,8 @@ func (c *cluster) waitRestoredFrom(t *testing.T, p int, after int64, id int64, p
 func TestSavepointRestoreUntilFirstOwnCheckpoint(t *testing.T) {
 	out := t.TempDir()
 	args := []string{"--records", "120000", "--keys", "7", "--rate", "4000", "--output", out}
-	first := startFromSavepoint(t, clusterOptions{job: examples.CheckableCountName, args: args, ckptDir: t.TempDir(), interval: 100 * time.Millisecond}, "")
+	first := startCluster(t, clusterOptions{job: examples.CheckableCountName, args: args, ckptDir: t.TempDir(), interval: 100 * time.Millisecond,
+		noCheckpointConf: true, retained: 1})
 	first.addTM("tm-1", 1)
 	first.addTM("tm-2", 1)
 	first.waitRunningAt(t, 2)
@@ -162,7 +77,7 @@ func TestSavepointRestoreUntilFirstOwnCheckpoint(t *testing.T) {
 		t.Fatal(err)
 	}
 	var location string
-	waitFor(t, "the savepoint", func() (bool, error) {
+	testkit.WaitFor(t, "the savepoint", func() (bool, error) {
 		var op struct {
 			Status    struct{ ID string } `json:"status"`
 			Operation struct {
@@ -175,13 +90,14 @@ func TestSavepointRestoreUntilFirstOwnCheckpoint(t *testing.T) {
 		location = op.Operation.Location
 		return op.Status.ID == "COMPLETED", fmt.Errorf("status %s", op.Status.ID)
 	})
-	var s restoreStats
+	var s testkit.CheckpointStats
 	if err := first.getJSON("/jobs/"+jobID+"/checkpoints", &s); err != nil {
 		t.Fatal(err)
 	}
 	first.stop()
 
-	second := startFromSavepoint(t, clusterOptions{job: examples.CheckableCountName, args: args, ckptDir: t.TempDir()}, location)
+	second := startCluster(t, clusterOptions{job: examples.CheckableCountName, args: args, ckptDir: t.TempDir(),
+		noCheckpointConf: true, retained: 1, fromSavepoint: location})
 	var spID int64
 	second.addTM("tm-a", 1)
 	info := second.waitRunningAt(t, 1)
@@ -199,7 +115,7 @@ func TestSavepointRestoreUntilFirstOwnCheckpoint(t *testing.T) {
 
 	// The first own checkpoint: its id continues above the savepoint's.
 	var own int64
-	waitFor(t, "the job's first own checkpoint", func() (bool, error) {
+	testkit.WaitFor(t, "the job's first own checkpoint", func() (bool, error) {
 		if err := second.postJSON("/jobs/"+jobID+"/checkpoints", map[string]any{}, &trig); err != nil {
 			return false, err
 		}
@@ -234,15 +150,5 @@ func TestSavepointRestoreUntilFirstOwnCheckpoint(t *testing.T) {
 	if res.Status != core.StatusFinished {
 		t.Fatalf("job ended %s: %s", res.Status, res.Cause)
 	}
-	got, err := examples.ReadCommittedOutput(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want, err := examples.ExpectedOutput(args)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !reflect.DeepEqual(got, want) {
-		t.Fatalf("output differs from the exact answer:\n got %v\nwant %v", got, want)
-	}
+	testkit.CheckExactOutput(t, out, args)
 }

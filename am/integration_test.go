@@ -2,14 +2,7 @@ package am_test
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
-	"io"
-	"log/slog"
 	"net"
-	"net/http"
-	"os"
-	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -19,6 +12,7 @@ import (
 	"github.com/tidestream/tide/conf"
 	"github.com/tidestream/tide/core"
 	"github.com/tidestream/tide/examples"
+	"github.com/tidestream/tide/internal/testkit"
 	"github.com/tidestream/tide/storage"
 	"github.com/tidestream/tide/stream"
 	"github.com/tidestream/tide/tm/worker"
@@ -42,14 +36,36 @@ type clusterOptions struct {
 	args     []string
 	dynamic  []string
 	ckptDir  string
-	interval time.Duration
+	interval time.Duration // periodic checkpoints (0: only those triggered over REST)
+	// adaptive runs the job in the default (non-reactive) mode: its parallelism follows
+	// its resource requirements, with no submission stabilization wait.
+	adaptive bool
+	// noCheckpointConf leaves execution.checkpointing.interval out of the configuration,
+	// so rescales do not wait for a completed checkpoint; interval still drives the
+	// checkpoint coordinator.
+	noCheckpointConf bool
+	retained         int    // checkpoints retained (0: 2)
+	fromSavepoint    string // savepoint the job starts from ("": fresh)
 }
 
-func testLogger(t *testing.T) *slog.Logger {
-	if os.Getenv("TIDE_TEST_LOG") != "" {
-		return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+// settings are the -D settings of a cluster: rescale at once, restart quickly.
+func (o clusterOptions) settings() []string {
+	var dyn []string
+	if o.adaptive {
+		dyn = append(dyn, "jobmanager.adaptive-scheduler.submission.resource-stabilization-timeout=0 s")
+	} else {
+		dyn = append(dyn, "execution-mode=reactive")
 	}
-	return slog.New(slog.DiscardHandler)
+	dyn = append(dyn,
+		"jobmanager.adaptive-scheduler.executing.cooldown-after-rescaling=0 s",
+		"jobmanager.adaptive-scheduler.executing.resource-stabilization-timeout=0 s",
+		"restart-strategy.type=fixed-delay", "restart-strategy.fixed-delay.attempts=100",
+		"restart-strategy.fixed-delay.delay=10 ms",
+		"state.checkpoints.dir=file://"+o.ckptDir)
+	if !o.noCheckpointConf {
+		dyn = append(dyn, "execution.checkpointing.interval="+o.interval.String())
+	}
+	return append(dyn, o.dynamic...)
 }
 
 func startCluster(t *testing.T, o clusterOptions) *cluster {
@@ -62,14 +78,7 @@ func startCluster(t *testing.T, o clusterOptions) *cluster {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dyn := append([]string{"execution-mode=reactive",
-		"jobmanager.adaptive-scheduler.executing.cooldown-after-rescaling=0 s",
-		"jobmanager.adaptive-scheduler.executing.resource-stabilization-timeout=0 s",
-		"restart-strategy.type=fixed-delay", "restart-strategy.fixed-delay.attempts=100",
-		"restart-strategy.fixed-delay.delay=10 ms",
-		"state.checkpoints.dir=file://" + o.ckptDir,
-		"execution.checkpointing.interval=" + o.interval.String()}, o.dynamic...)
-	cfg, _, err := conf.Load("", dyn)
+	cfg, _, err := conf.Load("", o.settings())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,12 +95,16 @@ func startCluster(t *testing.T, o clusterOptions) *cluster {
 	if err != nil {
 		t.Fatal(err)
 	}
+	retained := o.retained
+	if retained == 0 {
+		retained = 2
+	}
 	a, err := am.New(am.Config{
-		JobID: "0123456789abcdef0123456789abcdef", JobName: o.job, JobArgs: o.args, Job: job,
+		JobID: jobID, JobName: o.job, JobArgs: o.args, Job: job,
 		Options: am.SchedulerOptions(cfg), Conf: cfg.Map(), Storage: st,
-		CheckpointInterval: o.interval, CheckpointTimeout: time.Minute, NumRetained: 2,
-		HeartbeatInterval: time.Second, Logger: testLogger(t).With("process", "am"),
-		RPCListener: rpcLn, RESTListener: restLn,
+		CheckpointInterval: o.interval, CheckpointTimeout: time.Minute, NumRetained: retained,
+		HeartbeatInterval: time.Second, Logger: testkit.Logger().With("process", "am"),
+		RPCListener: rpcLn, RESTListener: restLn, FromSavepoint: o.fromSavepoint,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -120,7 +133,7 @@ func (c *cluster) addTM(id string, slots int) {
 	go func() {
 		defer c.wg.Done()
 		err := worker.Run(ctx, worker.Config{AMAddress: c.am.RPCAddr(), ID: id, NodeID: "node-" + id, Slots: slots,
-			ConnectTimeout: 5 * time.Second, Logger: testLogger(c.t).With("process", id)})
+			ConnectTimeout: 5 * time.Second, Logger: testkit.Logger().With("process", id)})
 		if err != nil {
 			c.t.Logf("TaskManager %s: %v", id, err)
 		}
@@ -140,67 +153,29 @@ func (c *cluster) stop() {
 	c.wg.Wait()
 }
 
+// getJSON reads path of the AM's REST API into v.
 func (c *cluster) getJSON(path string, v any) error {
-	resp, err := http.Get("http://" + c.am.RESTAddr() + path)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return err
-	}
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("GET %s: %s: %s", path, resp.Status, body)
-	}
-	return json.Unmarshal(body, v)
-}
-
-type jobInfo struct {
-	State    string `json:"state"`
-	Attempt  int64  `json:"attempt"`
-	Vertices []struct {
-		ID          string `json:"id"`
-		Parallelism int    `json:"parallelism"`
-	} `json:"vertices"`
+	return testkit.GetJSON(context.Background(), "http://"+c.am.RESTAddr()+path, v)
 }
 
 const jobID = "0123456789abcdef0123456789abcdef"
 
-// waitFor polls cond until it holds; the deadline only guards against hangs.
-func waitFor(t *testing.T, what string, cond func() (bool, error)) {
+// waitEnded waits up to timeout for the AM to end the job with status want.
+func (c *cluster) waitEnded(t *testing.T, timeout time.Duration, want core.JobStatus) {
 	t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
-	var last error
-	for time.Now().Before(deadline) {
-		ok, err := cond()
-		if ok {
-			return
+	select {
+	case res := <-c.result:
+		if res.Status != want {
+			t.Fatalf("job ended %s (%s), want %s", res.Status, res.Cause, want)
 		}
-		last = err
-		time.Sleep(20 * time.Millisecond)
+	case <-time.After(timeout):
+		t.Fatalf("job did not end %s within %s", want, timeout)
 	}
-	t.Fatalf("timed out waiting for %s (last error: %v)", what, last)
 }
 
-func (c *cluster) waitRunningAt(t *testing.T, parallelism int) jobInfo {
+func (c *cluster) waitRunningAt(t *testing.T, parallelism int) testkit.JobDetails {
 	t.Helper()
-	var info jobInfo
-	waitFor(t, fmt.Sprintf("job RUNNING at parallelism %d", parallelism), func() (bool, error) {
-		if err := c.getJSON("/jobs/"+jobID, &info); err != nil {
-			return false, err
-		}
-		if info.State != string(core.StatusRunning) || len(info.Vertices) == 0 {
-			return false, fmt.Errorf("state %s", info.State)
-		}
-		for _, v := range info.Vertices {
-			if v.Parallelism != parallelism {
-				return false, fmt.Errorf("vertex %s at %d", v.ID, v.Parallelism)
-			}
-		}
-		return true, nil
-	})
-	return info
+	return testkit.WaitRunningAt(t, c.getJSON, jobID, parallelism)
 }
 
 func TestCheckableCountExactlyOnceAcrossRescales(t *testing.T) {
@@ -215,26 +190,8 @@ func TestCheckableCountExactlyOnceAcrossRescales(t *testing.T) {
 	c.stopTM("tm-b")
 	c.waitRunningAt(t, 2)
 
-	var res am.Result
-	select {
-	case res = <-c.result:
-	case <-time.After(2 * time.Minute):
-		t.Fatal("job did not finish")
-	}
-	if res.Status != core.StatusFinished {
-		t.Fatalf("job ended %s: %s", res.Status, res.Cause)
-	}
-	got, err := examples.ReadCommittedOutput(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want, err := examples.ExpectedOutput(args)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !reflect.DeepEqual(got, want) {
-		t.Fatalf("output differs from the exact answer:\n got %v\nwant %v", got, want)
-	}
+	c.waitEnded(t, 2*time.Minute, core.StatusFinished)
+	testkit.CheckExactOutput(t, out, args)
 }
 
 func TestRESTUnknownJob(t *testing.T) {

@@ -4,18 +4,16 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"io"
-	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/tidestream/tide/conf"
 	"github.com/tidestream/tide/examples"
+	"github.com/tidestream/tide/internal/testkit"
 	"github.com/tidestream/tide/stream"
 )
 
@@ -98,7 +96,7 @@ func newRESTAM(t testing.TB, o restAMOptions) (*AM, error) {
 	a, err := New(Config{
 		JobID: testJobID, JobName: examples.CheckableCountName, Job: job,
 		Options: SchedulerOptions(cfg), Conf: cfg.Map(), HeartbeatInterval: time.Second,
-		Logger: testLog(), RPCListener: rpcLn, RESTListener: restLn,
+		Logger: testkit.Logger(), RPCListener: rpcLn, RESTListener: restLn,
 		RESTAuthToken: o.token, RESTAuthTokenFile: o.tokenFile,
 	})
 	if err != nil {
@@ -108,37 +106,14 @@ func newRESTAM(t testing.TB, o restAMOptions) (*AM, error) {
 	return a, err
 }
 
-func testLog() *slog.Logger {
-	if os.Getenv("TIDE_TEST_LOG") != "" {
-		return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	}
-	return slog.New(slog.DiscardHandler)
-}
-
 // call sends one request and returns the status, the headers and the body.
 func (r *restAM) call(t testing.TB, method, path, body string, header ...string) (int, http.Header, []byte) {
 	t.Helper()
-	var rd io.Reader
-	if body != "" {
-		rd = strings.NewReader(body)
-	}
-	req, err := http.NewRequest(method, r.base+path, rd)
+	code, hdr, data, err := testkit.Send(context.Background(), method, r.base+path, body, header...)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for i := 0; i+1 < len(header); i += 2 {
-		req.Header.Set(header[i], header[i+1])
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	data, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return resp.StatusCode, resp.Header, data
+	return code, hdr, data
 }
 
 // errorsOf decodes Flink's error body, failing the test when it is not one.

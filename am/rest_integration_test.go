@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -13,101 +12,27 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tidestream/tide/am"
-	"github.com/tidestream/tide/conf"
 	"github.com/tidestream/tide/core"
 	"github.com/tidestream/tide/examples"
-	"github.com/tidestream/tide/storage"
-	"github.com/tidestream/tide/stream"
+	"github.com/tidestream/tide/internal/testkit"
 )
-
-// startAdaptiveCluster is startCluster for a job that is not in reactive mode: the
-// parallelism follows its resource requirements.
-func startAdaptiveCluster(t *testing.T, o clusterOptions) *cluster {
-	t.Helper()
-	build, ok := stream.Lookup(o.job)
-	if !ok {
-		t.Fatalf("job %s not registered", o.job)
-	}
-	job, err := build(o.args)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dyn := append([]string{
-		"jobmanager.adaptive-scheduler.executing.cooldown-after-rescaling=0 s",
-		"jobmanager.adaptive-scheduler.executing.resource-stabilization-timeout=0 s",
-		"jobmanager.adaptive-scheduler.submission.resource-stabilization-timeout=0 s",
-		"restart-strategy.type=fixed-delay", "restart-strategy.fixed-delay.attempts=100",
-		"restart-strategy.fixed-delay.delay=10 ms",
-		"state.checkpoints.dir=file://" + o.ckptDir,
-		"execution.checkpointing.interval=" + o.interval.String()}, o.dynamic...)
-	cfg, _, err := conf.Load("", dyn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	st, err := storage.Open(context.Background(), "file://"+o.ckptDir, storage.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	rpcLn, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	restLn, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	a, err := am.New(am.Config{
-		JobID: jobID, JobName: o.job, JobArgs: o.args, Job: job,
-		Options: am.SchedulerOptions(cfg), Conf: cfg.Map(), Storage: st,
-		CheckpointInterval: o.interval, CheckpointTimeout: time.Minute, NumRetained: 3,
-		HeartbeatInterval: time.Second, Logger: testLogger(t).With("process", "am"),
-		RPCListener: rpcLn, RESTListener: restLn,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	c := &cluster{t: t, am: a, ctx: ctx, cancel: cancel, result: make(chan am.Result, 1), tms: map[string]context.CancelFunc{}}
-	c.wg.Add(1)
-	go func() {
-		defer c.wg.Done()
-		res, err := a.Run(ctx)
-		if err != nil {
-			t.Errorf("AM: %v", err)
-		}
-		c.result <- res
-	}()
-	t.Cleanup(c.stop)
-	return c
-}
 
 // send makes one request and decodes a JSON answer into v (when not nil).
 func (c *cluster) send(t *testing.T, method, path, body string, v any) int {
 	t.Helper()
-	req, err := http.NewRequest(method, "http://"+c.am.RESTAddr()+path, strings.NewReader(body))
+	code, _, data, err := testkit.Send(context.Background(), method, "http://"+c.am.RESTAddr()+path, body)
 	if err != nil {
 		t.Fatal(err)
 	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	data, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if v != nil && resp.StatusCode < 300 {
+	if v != nil && code < 300 {
 		if err := json.Unmarshal(data, v); err != nil {
 			t.Fatalf("%s %s: %s: %v", method, path, data, err)
 		}
 	}
-	if resp.StatusCode >= 300 {
-		t.Logf("%s %s = %d %s", method, path, resp.StatusCode, data)
+	if code >= 300 {
+		t.Logf("%s %s = %d %s", method, path, code, data)
 	}
-	return resp.StatusCode
+	return code
 }
 
 type bounds struct {
@@ -130,7 +55,7 @@ type operationStatus struct {
 func (c *cluster) waitOperation(t *testing.T, path string) operationStatus {
 	t.Helper()
 	var st operationStatus
-	waitFor(t, "operation "+path, func() (bool, error) {
+	testkit.WaitFor(t, "operation "+path, func() (bool, error) {
 		st = operationStatus{}
 		if code := c.send(t, "GET", path, "", &st); code != http.StatusOK {
 			return false, fmt.Errorf("GET %s = %d", path, code)
@@ -144,7 +69,7 @@ func (c *cluster) waitOperation(t *testing.T, path string) operationStatus {
 // resource-requirements rescales it, the rescale shows in the history, the plan and the
 // metrics; a checkpoint and a savepoint are triggered and polled; stop ends the job.
 func TestRESTOperateRunningJob(t *testing.T) {
-	c := startAdaptiveCluster(t, clusterOptions{job: examples.CheckableCountName,
+	c := startCluster(t, clusterOptions{job: examples.CheckableCountName, adaptive: true, retained: 3,
 		args:    []string{"--records", "100000000", "--rate", "500", "--parallelism", "1", "--output", t.TempDir()},
 		ckptDir: t.TempDir(), interval: 200 * time.Millisecond})
 	c.addTM("tm-a", 2)
@@ -174,7 +99,7 @@ func TestRESTOperateRunningJob(t *testing.T) {
 			} `json:"vertices"`
 		} `json:"rescales"`
 	}
-	waitFor(t, "the UPDATE_REQUIREMENT rescale in the history", func() (bool, error) {
+	testkit.WaitFor(t, "the UPDATE_REQUIREMENT rescale in the history", func() (bool, error) {
 		if code := c.send(t, "GET", "/jobs/"+jobID+"/rescales", "", &rescales); code != http.StatusOK {
 			return false, fmt.Errorf("GET rescales = %d", code)
 		}
@@ -229,7 +154,7 @@ func TestRESTOperateRunningJob(t *testing.T) {
 		t.Errorf("GET taskmanagers/tm-a = %d", code)
 	}
 
-	waitFor(t, "parallelism 3 and 2 TaskManagers in /metrics", func() (bool, error) {
+	testkit.WaitFor(t, "parallelism 3 and 2 TaskManagers in /metrics", func() (bool, error) {
 		resp, err := http.Get("http://" + c.am.RESTAddr() + "/metrics")
 		if err != nil {
 			return false, err
@@ -278,14 +203,7 @@ func TestRESTOperateRunningJob(t *testing.T) {
 	if code := c.send(t, "POST", "/jobs/"+jobID+"/stop", `{"targetDirectory":"`+spDir+`"}`, &trig); code != http.StatusAccepted {
 		t.Fatalf("POST stop = %d", code)
 	}
-	select {
-	case res := <-c.result:
-		if res.Status != core.StatusCanceled {
-			t.Fatalf("job ended %s after stop, want CANCELED", res.Status)
-		}
-	case <-time.After(time.Minute):
-		t.Fatal("job not stopped")
-	}
+	c.waitEnded(t, time.Minute, core.StatusCanceled)
 	entries, err := os.ReadDir(spDir)
 	if err != nil || len(entries) != 2 {
 		t.Fatalf("savepoint directory holds %v (%v), want the savepoint and the stop's", entries, err)

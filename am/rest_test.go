@@ -23,25 +23,9 @@ func TestRESTCancel(t *testing.T) {
 		{"/jobs/" + jobID + "?mode=cancel", http.StatusAccepted},
 	}
 	for _, tt := range tests {
-		req, err := http.NewRequest(http.MethodPatch, "http://"+c.am.RESTAddr()+tt.path, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		if resp.StatusCode != tt.want {
-			t.Fatalf("PATCH %s = %d, want %d", tt.path, resp.StatusCode, tt.want)
+		if code := c.send(t, http.MethodPatch, tt.path, "", nil); code != tt.want {
+			t.Fatalf("PATCH %s = %d, want %d", tt.path, code, tt.want)
 		}
 	}
-	select {
-	case res := <-c.result:
-		if res.Status != core.StatusCanceled {
-			t.Fatalf("job ended %s, want CANCELED", res.Status)
-		}
-	case <-time.After(time.Minute):
-		t.Fatal("job not cancelled")
-	}
+	c.waitEnded(t, time.Minute, core.StatusCanceled)
 }

@@ -6,11 +6,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tidestream/tide/examples"
+	"github.com/tidestream/tide/internal/testkit"
+	"github.com/tidestream/tide/rpc"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
-
-	"github.com/tidestream/tide/examples"
-	"github.com/tidestream/tide/rpc"
 )
 
 // dial opens a raw Connect stream and sends reg.
@@ -104,7 +104,7 @@ func TestLostConnectionIsTaskManagerLoss(t *testing.T) {
 		err := c.getJSON("/taskmanagers", &body)
 		return len(body.TaskManagers), err
 	}
-	waitFor(t, "TaskManager listed", func() (bool, error) { n, err := count(); return n == 1, err })
+	testkit.WaitFor(t, "TaskManager listed", func() (bool, error) { n, err := count(); return n == 1, err })
 	done()
-	waitFor(t, "TaskManager gone", func() (bool, error) { n, err := count(); return n == 0, err })
+	testkit.WaitFor(t, "TaskManager gone", func() (bool, error) { n, err := count(); return n == 0, err })
 }

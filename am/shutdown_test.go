@@ -11,6 +11,7 @@ import (
 	"github.com/tidestream/tide/core"
 	"github.com/tidestream/tide/drivers"
 	"github.com/tidestream/tide/examples"
+	"github.com/tidestream/tide/internal/testkit"
 	"github.com/tidestream/tide/stream"
 )
 
@@ -64,7 +65,7 @@ func TestShutdownDeregistersOnlyFinalOutcomes(t *testing.T) {
 			drv := &deregisterRecorder{}
 			a, err := New(Config{JobID: testJobID, JobName: examples.CheckableCountName, Job: job,
 				Options: SchedulerOptions(cfg), Conf: cfg.Map(), HeartbeatInterval: time.Second,
-				Logger: testLog(), RPCListener: rpcLn, RESTListener: restLn, Driver: drv})
+				Logger: testkit.Logger(), RPCListener: rpcLn, RESTListener: restLn, Driver: drv})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/tidestream/tide/examples"
+	"github.com/tidestream/tide/standalone"
 )
 
 // bareStart is the mean wall time of `tide --version`: the process start cost every
@@ -32,47 +33,41 @@ func bareStart(b *testing.B) time.Duration {
 // BenchmarkScaleUp: TaskManager start → job RUNNING at the new parallelism, and →
 // first completed checkpoint of the new attempt (records flow end to end again).
 func BenchmarkScaleUp(b *testing.B) {
-	bare := bareStart(b)
-	var running, flowing time.Duration
-	for i := 0; i < b.N; i++ {
-		c := startCluster(b, examples.TopSpeedWindowingName, []string{"--cars", "8"}, 2, reactive(b.TempDir(), "200 ms"))
-		id := jobID(b, c)
-		d := waitRunningAt(b, c, id, 2)
-		waitCheckpointIn(b, c, id, d.Attempt)
-		start := time.Now()
-		if _, err := c.AddTaskManager(b.Context()); err != nil {
-			b.Fatal(err)
-		}
-		d = waitRunningAt(b, c, id, 3)
-		running += time.Since(start)
-		waitCheckpointIn(b, c, id, d.Attempt)
-		flowing += time.Since(start)
-		_ = c.Stop(b.Context())
-	}
-	report(b, "scale-up", bare, running, flowing)
+	benchRescale(b, "scale-up", 2, 3, func(c *standalone.LocalCluster) error {
+		_, err := c.AddTaskManager(b.Context())
+		return err
+	})
 }
 
 // BenchmarkScaleDown: SIGKILL of a TaskManager → job RUNNING at the lower parallelism,
 // and → first completed checkpoint of the new attempt.
 func BenchmarkScaleDown(b *testing.B) {
+	benchRescale(b, "scale-down", 3, 2, func(c *standalone.LocalCluster) error {
+		return c.Signal("tm-1", syscall.SIGKILL)
+	})
+}
+
+// benchRescale runs TopSpeedWindowing on from TaskManagers until a checkpoint completed,
+// then times change → job RUNNING at parallelism to, and → its first checkpoint there.
+func benchRescale(b *testing.B, what string, from, to int, change func(*standalone.LocalCluster) error) {
 	bare := bareStart(b)
 	var running, flowing time.Duration
 	for i := 0; i < b.N; i++ {
-		c := startCluster(b, examples.TopSpeedWindowingName, []string{"--cars", "8"}, 3, reactive(b.TempDir(), "200 ms"))
+		c := startCluster(b, examples.TopSpeedWindowingName, []string{"--cars", "8"}, from, reactive(b.TempDir(), "200 ms"))
 		id := jobID(b, c)
-		d := waitRunningAt(b, c, id, 3)
+		d := waitRunningAt(b, c, id, from)
 		waitCheckpointIn(b, c, id, d.Attempt)
 		start := time.Now()
-		if err := c.Signal("tm-1", syscall.SIGKILL); err != nil {
-			b.Fatal(err)
+		if err := change(c); err != nil {
+			b.Fatalf("%s from %d TaskManagers: %v", what, from, err)
 		}
-		d = waitRunningAt(b, c, id, 2)
+		d = waitRunningAt(b, c, id, to)
 		running += time.Since(start)
 		waitCheckpointIn(b, c, id, d.Attempt)
 		flowing += time.Since(start)
 		_ = c.Stop(b.Context())
 	}
-	report(b, "scale-down", bare, running, flowing)
+	report(b, what, bare, running, flowing)
 }
 
 func report(b *testing.B, what string, bare, running, flowing time.Duration) {

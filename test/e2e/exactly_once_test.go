@@ -2,12 +2,12 @@ package e2e
 
 import (
 	"fmt"
-	"reflect"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/tidestream/tide/examples"
+	"github.com/tidestream/tide/internal/testkit"
 )
 
 // TestCheckableCountExactlyOnce runs the bounded checkable job across a scale-up, a
@@ -31,7 +31,7 @@ func TestCheckableCountExactlyOnce(t *testing.T) {
 	waitCheckpointIn(t, c, id, d.Attempt)
 
 	// Rescale 2: kill tm-2 while a checkpoint waits for it.
-	var before checkpointStats
+	var before testkit.CheckpointStats
 	if err := rest(c, "/jobs/"+id+"/checkpoints", &before); err != nil {
 		t.Fatal(err)
 	}
@@ -39,8 +39,8 @@ func TestCheckableCountExactlyOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	var pendingID int64
-	waitFor(t, "a checkpoint in progress with tm-2 frozen", func() (bool, error) {
-		var s checkpointStats
+	testkit.WaitFor(t, "a checkpoint in progress with tm-2 frozen", func() (bool, error) {
+		var s testkit.CheckpointStats
 		if err := rest(c, "/jobs/"+id+"/checkpoints", &s); err != nil {
 			return false, err
 		}
@@ -65,23 +65,5 @@ func TestCheckableCountExactlyOnce(t *testing.T) {
 	}
 	waitRunningAt(t, c, id, 3)
 
-	select {
-	case <-c.AMDone():
-	case <-time.After(3 * time.Minute):
-		t.Fatal("the job did not finish")
-	}
-	if err := c.AMErr(); err != nil {
-		t.Fatalf("AM exited with %v", err)
-	}
-	got, err := examples.ReadCommittedOutput(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want, err := examples.ExpectedOutput(args)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !reflect.DeepEqual(got, want) {
-		t.Fatalf("committed output differs from the exact answer:\n got %v\nwant %v", got, want)
-	}
+	waitExact(t, c, 3*time.Minute, out, args)
 }

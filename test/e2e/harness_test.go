@@ -2,10 +2,7 @@ package e2e
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"io"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tidestream/tide/internal/testkit"
 	"github.com/tidestream/tide/standalone"
 )
 
@@ -66,9 +64,15 @@ func reactive(ckptDir string, interval string) []string {
 
 func startCluster(t testing.TB, job string, args []string, tms int, dyn []string) *standalone.LocalCluster {
 	t.Helper()
-	c, err := standalone.StartLocal(context.Background(), standalone.LocalOptions{
-		Binary: tideBin, WorkDir: t.TempDir(), Dynamic: dyn, JobName: job, JobArgs: args, TaskManagers: tms,
-	})
+	return startLocal(t, standalone.LocalOptions{Dynamic: dyn, JobName: job, JobArgs: args, TaskManagers: tms})
+}
+
+// startLocal starts a local cluster of tideBin with opts in a fresh work directory and
+// stops it when the test ends, showing the end of its logs if the test failed.
+func startLocal(t testing.TB, opts standalone.LocalOptions) *standalone.LocalCluster {
+	t.Helper()
+	opts.Binary, opts.WorkDir = tideBin, t.TempDir()
+	c, err := standalone.StartLocal(context.Background(), opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,128 +99,32 @@ func dumpLogs(t testing.TB, dir string) {
 	}
 }
 
-// rest reads JSON from the AM's REST API.
+// restOf reads JSON from the cluster AM's REST API.
+func restOf(c *standalone.LocalCluster) testkit.Getter {
+	return testkit.RESTGetter("http://" + c.RESTAddress())
+}
+
+// rest reads path of the cluster AM's REST API into v.
 func rest(c *standalone.LocalCluster, path string, v any) error {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+c.RESTAddress()+path, nil)
-	if err != nil {
-		return err
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return err
-	}
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("GET %s: %s: %s", path, resp.Status, body)
-	}
-	return json.Unmarshal(body, v)
+	return restOf(c)(path, v)
 }
 
-type jobDetails struct {
-	JID      string `json:"jid"`
-	State    string `json:"state"`
-	Attempt  int64  `json:"attempt"`
-	Vertices []struct {
-		ID          string `json:"id"`
-		Parallelism int    `json:"parallelism"`
-	} `json:"vertices"`
-}
-
-type checkpointStats struct {
-	Counts struct {
-		InProgress int64 `json:"in_progress"`
-		Completed  int64 `json:"completed"`
-	} `json:"counts"`
-	Latest struct {
-		Completed *struct {
-			ID      int64 `json:"id"`
-			Attempt int64 `json:"attempt"`
-		} `json:"completed"`
-	} `json:"latest"`
-	History []struct {
-		ID      int64  `json:"id"`
-		Attempt int64  `json:"attempt"`
-		Status  string `json:"status"`
-	} `json:"history"`
-}
-
+// jobID waits for the cluster's AM to serve its one job and returns the job's id.
 func jobID(t testing.TB, c *standalone.LocalCluster) string {
 	t.Helper()
-	var id string
-	waitFor(t, "REST API up", func() (bool, error) {
-		var ov struct {
-			Jobs []struct {
-				JID string `json:"jid"`
-			} `json:"jobs"`
-		}
-		if err := rest(c, "/jobs/overview", &ov); err != nil {
-			return false, err
-		}
-		if len(ov.Jobs) != 1 {
-			return false, fmt.Errorf("%d jobs", len(ov.Jobs))
-		}
-		id = ov.Jobs[0].JID
-		return true, nil
-	})
-	return id
+	return testkit.WaitJobID(t, restOf(c))
 }
 
-// waitFor polls cond; the generous deadline only guards against hangs.
-func waitFor(t testing.TB, what string, cond func() (bool, error)) {
+func waitRunningAt(t testing.TB, c *standalone.LocalCluster, id string, p int) testkit.JobDetails {
 	t.Helper()
-	deadline := time.Now().Add(90 * time.Second)
-	var last error
-	for time.Now().Before(deadline) {
-		ok, err := cond()
-		if ok {
-			return
-		}
-		last = err
-		time.Sleep(10 * time.Millisecond)
-	}
-	t.Fatalf("timed out waiting for %s (last: %v)", what, last)
-}
-
-// runningAt reports whether the job is RUNNING with every vertex at parallelism p.
-func runningAt(c *standalone.LocalCluster, id string, p int) (jobDetails, bool, error) {
-	var d jobDetails
-	if err := rest(c, "/jobs/"+id, &d); err != nil {
-		return d, false, err
-	}
-	if d.State != "RUNNING" || len(d.Vertices) == 0 {
-		return d, false, fmt.Errorf("state %s", d.State)
-	}
-	for _, v := range d.Vertices {
-		if v.Parallelism != p {
-			return d, false, fmt.Errorf("vertex %s at parallelism %d", v.ID, v.Parallelism)
-		}
-	}
-	return d, true, nil
-}
-
-func waitRunningAt(t testing.TB, c *standalone.LocalCluster, id string, p int) jobDetails {
-	t.Helper()
-	var d jobDetails
-	waitFor(t, fmt.Sprintf("job RUNNING at parallelism %d", p), func() (bool, error) {
-		var ok bool
-		var err error
-		d, ok, err = runningAt(c, id, p)
-		return ok, err
-	})
-	return d
+	return testkit.WaitRunningAt(t, restOf(c), id, p)
 }
 
 // waitCheckpointIn waits for a completed checkpoint of attempt (data flows again).
 func waitCheckpointIn(t testing.TB, c *standalone.LocalCluster, id string, attempt int64) {
 	t.Helper()
-	waitFor(t, fmt.Sprintf("a checkpoint of attempt %d", attempt), func() (bool, error) {
-		var s checkpointStats
+	testkit.WaitFor(t, fmt.Sprintf("a checkpoint of attempt %d", attempt), func() (bool, error) {
+		var s testkit.CheckpointStats
 		if err := rest(c, "/jobs/"+id+"/checkpoints", &s); err != nil {
 			return false, err
 		}
@@ -224,12 +132,23 @@ func waitCheckpointIn(t testing.TB, c *standalone.LocalCluster, id string, attem
 	})
 }
 
-// tideCmd runs the binary to completion and returns its exit error and combined output.
+// waitExact waits for the cluster's AM to end the job successfully within timeout and
+// checks that the checkable job run with args committed exactly its expected output to out.
+func waitExact(t testing.TB, c *standalone.LocalCluster, timeout time.Duration, out string, args []string) {
+	t.Helper()
+	select {
+	case <-c.AMDone():
+	case <-time.After(timeout):
+		t.Fatal("the job did not finish")
+	}
+	if err := c.AMErr(); err != nil {
+		t.Fatalf("AM exited with %v", err)
+	}
+	testkit.CheckExactOutput(t, out, args)
+}
+
+// tideCmd runs the binary to completion and returns its combined output and exit error.
 func tideCmd(t testing.TB, bin string, timeout time.Duration, args ...string) (string, error) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, args...)
-	out, err := cmd.CombinedOutput()
-	return string(out), err
+	return testkit.RunCommand(context.Background(), timeout, nil, bin, args...)
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/tidestream/tide/examples"
+	"github.com/tidestream/tide/internal/testkit"
 	"github.com/tidestream/tide/storage"
 	"github.com/tidestream/tide/test/hadoop/hadooptest"
 )
@@ -36,7 +37,7 @@ func checkpointDurations(b *testing.B, uri string, st storage.Storage, n int) ([
 	seen := map[int64]bool{}
 	var durs []time.Duration
 	var size int64
-	waitFor(b, fmt.Sprintf("%d checkpoints of attempt %d", n, d.Attempt), func() (bool, error) {
+	testkit.WaitFor(b, fmt.Sprintf("%d checkpoints of attempt %d", n, d.Attempt), func() (bool, error) {
 		var hist checkpointHistory
 		if err := h.rest("/jobs/"+h.id+"/checkpoints", &hist); err != nil {
 			return false, err

@@ -2,16 +2,12 @@ package e2e
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"io"
 	"log/slog"
 	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -21,8 +17,7 @@ import (
 	"time"
 
 	"github.com/tidestream/tide/core/checkpoint"
-	"github.com/tidestream/tide/examples"
-	"github.com/tidestream/tide/standalone"
+	"github.com/tidestream/tide/internal/testkit"
 	"github.com/tidestream/tide/storage"
 	"github.com/tidestream/tide/test/hadoop/hadooptest"
 )
@@ -103,13 +98,7 @@ func startJobAt(t testing.TB, uri string, st storage.Storage, job string, args [
 	t.Helper()
 	h := &hdfsJob{t: t, dir: t.TempDir(), ckptURI: uri, ckpt: st, job: job, args: args,
 		dyn: hdfsSettings(uri, interval, extra...), id: fmt.Sprintf("%032x", time.Now().UnixNano()), tms: map[string]*hdfsProc{}}
-	var err error
-	if h.rpcPort, err = standalone.FreePort(); err != nil {
-		t.Fatal(err)
-	}
-	if h.restPort, err = standalone.FreePort(); err != nil {
-		t.Fatal(err)
-	}
+	h.rpcPort, h.restPort = testkit.FreePort(t), testkit.FreePort(t)
 	if err := os.MkdirAll(filepath.Join(h.dir, "log"), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -166,21 +155,17 @@ func (h *hdfsJob) startAM() {
 	h.am = p
 	h.mu.Unlock()
 	// The REST port is free again once a killed AM is gone; wait until this one serves.
-	waitFor(h.t, "the AM's REST API", func() (bool, error) {
+	testkit.WaitFor(h.t, "the AM's REST API", func() (bool, error) {
 		select {
 		case <-p.done:
 			return false, fmt.Errorf("AM exited: %v", p.err)
 		default:
 		}
-		var ov struct {
-			Jobs []struct {
-				JID string `json:"jid"`
-			} `json:"jobs"`
-		}
-		if err := h.rest("/jobs/overview", &ov); err != nil {
+		ids, err := testkit.JobIDs(h.rest)
+		if err != nil {
 			return false, err
 		}
-		return len(ov.Jobs) == 1 && ov.Jobs[0].JID == h.id, fmt.Errorf("jobs %+v", ov.Jobs)
+		return len(ids) == 1 && ids[0] == h.id, fmt.Errorf("jobs %v, want %s", ids, h.id)
 	})
 }
 
@@ -236,90 +221,34 @@ func (h *hdfsJob) stop() {
 	}
 }
 
+// rest reads path of the job AM's REST API into v.
 func (h *hdfsJob) rest(path string, v any) error {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+net.JoinHostPort("127.0.0.1", strconv.Itoa(h.restPort))+path, nil)
-	if err != nil {
-		return err
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return err
-	}
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("GET %s: %s: %s", path, resp.Status, body)
-	}
-	return json.Unmarshal(body, v)
+	return testkit.GetJSON(context.Background(), "http://"+net.JoinHostPort("127.0.0.1", strconv.Itoa(h.restPort))+path, v)
 }
 
-// hdfsCheckpoints is GET /jobs/:id/checkpoints with the fields these tests read.
-type hdfsCheckpoints struct {
-	Counts struct {
-		Restored  int64 `json:"restored"`
-		Completed int64 `json:"completed"`
-		Failed    int64 `json:"failed"`
-	} `json:"counts"`
-	Latest struct {
-		Completed *struct {
-			ID      int64 `json:"id"`
-			Attempt int64 `json:"attempt"`
-		} `json:"completed"`
-		Failed *struct {
-			ID             int64  `json:"id"`
-			FailureMessage string `json:"failure_message"`
-		} `json:"failed"`
-		Restored *struct {
-			ID           int64  `json:"id"`
-			ExternalPath string `json:"external_path"`
-		} `json:"restored"`
-	} `json:"latest"`
-}
-
-func (h *hdfsJob) checkpoints() (hdfsCheckpoints, error) {
-	var s hdfsCheckpoints
+func (h *hdfsJob) checkpoints() (testkit.CheckpointStats, error) {
+	var s testkit.CheckpointStats
 	err := h.rest("/jobs/"+h.id+"/checkpoints", &s)
 	return s, err
 }
 
-func (h *hdfsJob) details() (jobDetails, error) {
-	var d jobDetails
+func (h *hdfsJob) details() (testkit.JobDetails, error) {
+	var d testkit.JobDetails
 	err := h.rest("/jobs/"+h.id, &d)
 	return d, err
 }
 
 // waitRunning waits until the job is RUNNING with every vertex at parallelism p.
-func (h *hdfsJob) waitRunning(p int) jobDetails {
+func (h *hdfsJob) waitRunning(p int) testkit.JobDetails {
 	h.t.Helper()
-	var d jobDetails
-	waitFor(h.t, fmt.Sprintf("job RUNNING at parallelism %d", p), func() (bool, error) {
-		var err error
-		if d, err = h.details(); err != nil {
-			return false, err
-		}
-		if d.State != "RUNNING" || len(d.Vertices) == 0 {
-			return false, fmt.Errorf("state %s", d.State)
-		}
-		for _, v := range d.Vertices {
-			if v.Parallelism != p {
-				return false, fmt.Errorf("vertex %s at %d", v.ID, v.Parallelism)
-			}
-		}
-		return true, nil
-	})
-	return d
+	return testkit.WaitRunningAt(h.t, h.rest, h.id, p)
 }
 
 // waitRestored waits until the checkpoint statistics name the restored checkpoint.
-func (h *hdfsJob) waitRestored() hdfsCheckpoints {
+func (h *hdfsJob) waitRestored() testkit.CheckpointStats {
 	h.t.Helper()
-	var s hdfsCheckpoints
-	waitFor(h.t, "the restored checkpoint in the statistics", func() (bool, error) {
+	var s testkit.CheckpointStats
+	testkit.WaitFor(h.t, "the restored checkpoint in the statistics", func() (bool, error) {
 		var err error
 		s, err = h.checkpoints()
 		return err == nil && s.Latest.Restored != nil, err
@@ -332,7 +261,7 @@ func (h *hdfsJob) waitRestored() hdfsCheckpoints {
 func (h *hdfsJob) waitCompletedIn(attempt int64) int64 {
 	h.t.Helper()
 	var id int64
-	waitFor(h.t, fmt.Sprintf("a checkpoint of attempt %d", attempt), func() (bool, error) {
+	testkit.WaitFor(h.t, fmt.Sprintf("a checkpoint of attempt %d", attempt), func() (bool, error) {
 		s, err := h.checkpoints()
 		if err != nil {
 			return false, err
@@ -350,7 +279,7 @@ func (h *hdfsJob) waitCompletedIn(attempt int64) int64 {
 func (h *hdfsJob) waitCompleted(after int64) int64 {
 	h.t.Helper()
 	var id int64
-	waitFor(h.t, fmt.Sprintf("a checkpoint after %d", after), func() (bool, error) {
+	testkit.WaitFor(h.t, fmt.Sprintf("a checkpoint after %d", after), func() (bool, error) {
 		s, err := h.checkpoints()
 		if err != nil {
 			return false, err
@@ -378,17 +307,7 @@ func (h *hdfsJob) finish(out string) {
 	if p.err != nil {
 		h.t.Fatalf("AM exited with %v", p.err)
 	}
-	got, err := examples.ReadCommittedOutput(out)
-	if err != nil {
-		h.t.Fatal(err)
-	}
-	want, err := examples.ExpectedOutput(h.args)
-	if err != nil {
-		h.t.Fatal(err)
-	}
-	if !reflect.DeepEqual(got, want) {
-		h.t.Fatalf("output is not exact:\n got %v\nwant %v", got, want)
-	}
+	testkit.CheckExactOutput(h.t, out, h.args)
 }
 
 // amLog is the log of AM attempt n (1-based).

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/tidestream/tide/examples"
+	"github.com/tidestream/tide/internal/testkit"
 	"github.com/tidestream/tide/test/hadoop/hadooptest"
 )
 
@@ -29,7 +30,7 @@ func (h *hdfsJob) waitFailedCheckpoint(after int64) (int64, string) {
 	h.t.Helper()
 	var id int64
 	var msg string
-	waitFor(h.t, fmt.Sprintf("a failed checkpoint after %d", after), func() (bool, error) {
+	testkit.WaitFor(h.t, fmt.Sprintf("a failed checkpoint after %d", after), func() (bool, error) {
 		s, err := h.checkpoints()
 		if err != nil {
 			return false, err
@@ -141,7 +142,7 @@ func TestHDFSQuotaExceeded(t *testing.T) {
 	// newest one that does.
 	var failedID int64
 	var msg string
-	waitFor(t, "a checkpoint failing on the quota", func() (bool, error) {
+	testkit.WaitFor(t, "a checkpoint failing on the quota", func() (bool, error) {
 		s, err := h.checkpoints()
 		if err != nil {
 			return false, err

@@ -9,6 +9,7 @@ import (
 
 	"github.com/tidestream/tide/core/checkpoint"
 	"github.com/tidestream/tide/examples"
+	"github.com/tidestream/tide/internal/testkit"
 	"github.com/tidestream/tide/storage"
 	"github.com/tidestream/tide/test/hadoop/hadooptest"
 )
@@ -28,7 +29,7 @@ func TestHDFSRecoveryAfterAMKill(t *testing.T) {
 	seen := h.waitCompleted(first + 1) // at least three: retention has deleted some
 	// Right after a completion the delete of the oldest may still be under way; between
 	// completions HDFS holds exactly num-retained complete checkpoints.
-	waitFor(t, "num-retained (2) complete checkpoints on HDFS", func() (bool, error) {
+	testkit.WaitFor(t, "num-retained (2) complete checkpoints on HDFS", func() (bool, error) {
 		complete, _ := h.listCheckpoints()
 		return len(complete) == 2, fmt.Errorf("complete checkpoints %v", complete)
 	})
@@ -57,7 +58,7 @@ func TestHDFSRecoveryAfterAMKill(t *testing.T) {
 			t.Errorf("the new AM's log lacks %q", want)
 		}
 	}
-	waitFor(t, "the incomplete checkpoint deleted", func() (bool, error) {
+	testkit.WaitFor(t, "the incomplete checkpoint deleted", func() (bool, error) {
 		_, incomplete := h.listCheckpoints()
 		for _, id := range incomplete {
 			if id == fake {

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/tidestream/tide/examples"
+	"github.com/tidestream/tide/internal/testkit"
 )
 
 // TestOperatorCLI drives a job started by the bin scripts through the tide CLI only: list,
@@ -38,7 +39,7 @@ func TestOperatorCLI(t *testing.T) {
 			State string `json:"state"`
 		} `json:"jobs"`
 	}
-	waitFor(t, "tide list to show the job RUNNING", func() (bool, error) {
+	testkit.WaitFor(t, "tide list to show the job RUNNING", func() (bool, error) {
 		out, err := s.tide("list", "--json")
 		if err != nil {
 			return false, err
@@ -67,7 +68,7 @@ func TestOperatorCLI(t *testing.T) {
 		}
 		return st, out
 	}
-	waitFor(t, "every vertex at 1", func() (bool, error) {
+	testkit.WaitFor(t, "every vertex at 1", func() (bool, error) {
 		st, _ := status()
 		return st.Job.State == "RUNNING" && st.allAt(1), nil
 	})
@@ -129,7 +130,7 @@ func TestOperatorCLI(t *testing.T) {
 	if err != nil || !strings.Contains(out, "is CANCELED") {
 		t.Fatalf("tide cancel: %v\n%s", err, out)
 	}
-	waitFor(t, "the AM process to exit", func() (bool, error) {
+	testkit.WaitFor(t, "the AM process to exit", func() (bool, error) {
 		for _, p := range amPids {
 			if alive(p) {
 				return false, nil

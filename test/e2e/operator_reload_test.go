@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/tidestream/tide/examples"
+	"github.com/tidestream/tide/internal/testkit"
 )
 
 const minIncreaseKey = "jobmanager.adaptive-scheduler.min-parallelism-increase"
@@ -42,7 +43,7 @@ func TestOperatorReloadMinParallelismIncrease(t *testing.T) {
 	// A file that does not parse keeps the configuration in force.
 	original := s.readConf()
 	s.writeConf(original + minIncreaseKey + ": [2\n")
-	waitFor(t, "the AM to reject the broken file", func() (bool, error) {
+	testkit.WaitFor(t, "the AM to reject the broken file", func() (bool, error) {
 		return strings.Contains(s.amLog(), "configuration reload failed"), nil
 	})
 	if log := s.amLog(); !strings.Contains(log, "flink-conf.yaml:") {
@@ -56,7 +57,7 @@ func TestOperatorReloadMinParallelismIncrease(t *testing.T) {
 	// for one more than that.
 	want := vertices + 1
 	s.writeConf(original + fmt.Sprintf("%s: %d\n", minIncreaseKey, want))
-	waitFor(t, "the AM to apply the new "+minIncreaseKey, func() (bool, error) {
+	testkit.WaitFor(t, "the AM to apply the new "+minIncreaseKey, func() (bool, error) {
 		got, err := s.configInForce(minIncreaseKey)
 		return got == strconv.Itoa(want), err
 	})
@@ -73,7 +74,7 @@ func TestOperatorReloadMinParallelismIncrease(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if d.State == "RUNNING" && !atParallelism(d, 2) {
+		if d.State == "RUNNING" && testkit.RunningAt(d, 2) != nil {
 			t.Fatalf("a third TaskManager rescaled the job to %+v although %s is %d", d.Vertices, minIncreaseKey, want)
 		}
 	}

@@ -5,11 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"net"
-	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strconv"
@@ -17,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/tidestream/tide/internal/testkit"
 )
 
 // scripted is a per-job standalone cluster started with bin/standalone-job.sh and
@@ -40,16 +38,6 @@ func repoRoot(t testing.TB) string {
 	return filepath.Clean(filepath.Join(filepath.Dir(file), "..", ".."))
 }
 
-func freePort(t testing.TB) int {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
-}
-
 // newScripted copies conf/ into a temporary directory and appends settings to its
 // flink-conf.yaml; nothing runs yet.
 func newScripted(t testing.TB, settings ...string) *scripted {
@@ -57,8 +45,8 @@ func newScripted(t testing.TB, settings ...string) *scripted {
 	root := repoRoot(t)
 	dir := t.TempDir()
 	s := &scripted{t: t, bin: filepath.Join(root, "bin"), confDir: filepath.Join(dir, "conf"),
-		pidDir: filepath.Join(dir, "pid"), logDir: filepath.Join(dir, "log"), rpcPort: freePort(t)}
-	restPort := freePort(t)
+		pidDir: filepath.Join(dir, "pid"), logDir: filepath.Join(dir, "log"), rpcPort: testkit.FreePort(t)}
+	restPort := testkit.FreePort(t)
 	s.restAddr = "127.0.0.1:" + strconv.Itoa(restPort)
 	shipped, err := os.ReadFile(filepath.Join(root, "conf", "flink-conf.yaml"))
 	if err != nil {
@@ -106,12 +94,7 @@ func (s *scripted) env() []string {
 // run runs a script of bin/ (or the bin/tide wrapper) and returns its combined output.
 func (s *scripted) run(script string, args ...string) (string, error) {
 	s.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, filepath.Join(s.bin, script), args...)
-	cmd.Env = s.env()
-	out, err := cmd.CombinedOutput()
-	return string(out), err
+	return testkit.RunCommand(context.Background(), time.Minute, s.env(), filepath.Join(s.bin, script), args...)
 }
 
 func (s *scripted) mustRun(script string, args ...string) string {
@@ -181,87 +164,34 @@ func (s *scripted) stopAll() {
 	}
 }
 
-// get reads JSON from the AM's REST API.
+// get reads path of the AM's REST API into v.
 func (s *scripted) get(path string, v any) error {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+s.restAddr+path, nil)
-	if err != nil {
-		return err
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return err
-	}
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("GET %s: %s: %s", path, resp.Status, body)
-	}
-	return json.Unmarshal(body, v)
+	return testkit.GetJSON(context.Background(), "http://"+s.restAddr+path, v)
 }
 
+// jobID waits for the AM to serve its one job and returns the job's id.
 func (s *scripted) jobID() string {
 	s.t.Helper()
-	var id string
-	waitFor(s.t, "the AM's REST API", func() (bool, error) {
-		var ov struct {
-			Jobs []struct {
-				JID string `json:"jid"`
-			} `json:"jobs"`
-		}
-		if err := s.get("/jobs/overview", &ov); err != nil {
-			return false, err
-		}
-		if len(ov.Jobs) != 1 {
-			return false, fmt.Errorf("%d jobs", len(ov.Jobs))
-		}
-		id = ov.Jobs[0].JID
-		return true, nil
-	})
-	return id
+	return testkit.WaitJobID(s.t, s.get)
 }
 
 // job reads GET /jobs/:id.
-func (s *scripted) job(id string) (jobDetails, error) {
-	var d jobDetails
+func (s *scripted) job(id string) (testkit.JobDetails, error) {
+	var d testkit.JobDetails
 	err := s.get("/jobs/"+id, &d)
 	return d, err
 }
 
 // waitRunning waits until the job runs with every vertex at parallelism p.
-func (s *scripted) waitRunning(id string, p int) jobDetails {
+func (s *scripted) waitRunning(id string, p int) testkit.JobDetails {
 	s.t.Helper()
-	var d jobDetails
-	waitFor(s.t, fmt.Sprintf("job RUNNING at parallelism %d", p), func() (bool, error) {
-		var err error
-		if d, err = s.job(id); err != nil {
-			return false, err
-		}
-		return atParallelism(d, p), fmt.Errorf("state %s, vertices %+v", d.State, d.Vertices)
-	})
-	return d
-}
-
-func atParallelism(d jobDetails, p int) bool {
-	if d.State != "RUNNING" || len(d.Vertices) == 0 {
-		return false
-	}
-	for _, v := range d.Vertices {
-		if v.Parallelism != p {
-			return false
-		}
-	}
-	return true
+	return testkit.WaitRunningAt(s.t, s.get, id, p)
 }
 
 // waitTaskManagers waits until n TaskManagers are registered.
 func (s *scripted) waitTaskManagers(n int) {
 	s.t.Helper()
-	waitFor(s.t, fmt.Sprintf("%d TaskManagers registered", n), func() (bool, error) {
+	testkit.WaitFor(s.t, fmt.Sprintf("%d TaskManagers registered", n), func() (bool, error) {
 		var tms struct {
 			TaskManagers []json.RawMessage `json:"taskmanagers"`
 		}

@@ -1,12 +1,10 @@
 package e2e
 
 import (
-	"context"
 	"encoding/json"
 	"net/url"
 	"os"
 	"path/filepath"
-	"reflect"
 	"strconv"
 	"strings"
 	"testing"
@@ -61,25 +59,7 @@ func TestStartFromSavepoint(t *testing.T) {
 		t.Fatalf("restored job id %s, want %s", id2, id)
 	}
 	waitRunningAt(t, second, id, 3)
-	select {
-	case <-second.AMDone():
-	case <-time.After(4 * time.Minute):
-		t.Fatal("the restored job did not finish")
-	}
-	if err := second.AMErr(); err != nil {
-		t.Fatalf("restored AM exited with %v", err)
-	}
-	got, err := examples.ReadCommittedOutput(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want, err := examples.ExpectedOutput(args)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !reflect.DeepEqual(got, want) {
-		t.Fatalf("committed output differs from the exact answer:\n got %v\nwant %v", got, want)
-	}
+	waitExact(t, second, 4*time.Minute, out, args)
 	entries, err := os.ReadDir(filepath.Join(ckpt, id))
 	if err != nil {
 		t.Fatalf("the restored job wrote no checkpoint to its own directory: %v", err)
@@ -216,22 +196,8 @@ func TestStandaloneJobScriptFromSavepoint(t *testing.T) {
 // TaskManagers, checkpoints every 300 ms into ckpt, from the savepoint at from ("": fresh).
 func startSavepointCluster(t *testing.T, args []string, tms int, ckpt, from string) *standalone.LocalCluster {
 	t.Helper()
-	c, err := standalone.StartLocal(context.Background(), standalone.LocalOptions{
-		Binary: tideBin, WorkDir: t.TempDir(), Dynamic: reactive(ckpt, "300 ms"),
-		JobName: examples.CheckableCountName, JobArgs: args, TaskManagers: tms, FromSavepoint: from,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := c.Stop(context.Background()); err != nil {
-			t.Logf("stopping cluster: %v", err)
-		}
-		if t.Failed() {
-			dumpLogs(t, c.LogDir())
-		}
-	})
-	return c
+	return startLocal(t, standalone.LocalOptions{Dynamic: reactive(ckpt, "300 ms"),
+		JobName: examples.CheckableCountName, JobArgs: args, TaskManagers: tms, FromSavepoint: from})
 }
 
 // savepointIn returns the URI of the one savepoint directory in dir.

@@ -10,9 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tidestream/tide/internal/testkit"
 	"github.com/tidestream/tide/storage"
 	"github.com/tidestream/tide/test/hadoop/hadooptest"
-	"github.com/tidestream/tide/yarn"
 	"github.com/tidestream/tide/yarn/yarnpb"
 )
 
@@ -40,15 +40,15 @@ func TestYARNInterrupt(t *testing.T) {
 		}
 		words := strings.Fields(m[1])
 		cancel := exec.Command(tideBin, append(words[1:], "--wait", "60s")...)
-		cancel.Env = append(os.Environ(), "HADOOP_CONF_DIR="+env.ConfDir)
+		cancel.Env = hadoopEnv(env)
 		if b, err := cancel.CombinedOutput(); err != nil {
 			t.Fatalf("%s: %v\n%s", m[1], err, b)
 		}
-		waitFor(t, r.app+" KILLED", func() (bool, error) {
+		testkit.WaitFor(t, r.app+" KILLED", func() (bool, error) {
 			s := appState(t, env, r.app)
 			return s == yarnpb.YarnApplicationStateProto_KILLED || s == yarnpb.YarnApplicationStateProto_FINISHED, errors.New(s.String())
 		})
-		waitStagingGone(t, env, r)
+		waitStagingGone(t, r)
 	})
 	t.Run("cancel-on-exit", func(t *testing.T) {
 		r := startYarnRun(t, env, []string{"--cancel-on-exit"}, append(jobArgs, "--output", t.TempDir()))
@@ -59,7 +59,7 @@ func TestYARNInterrupt(t *testing.T) {
 		if state := appState(t, env, r.app); state != yarnpb.YarnApplicationStateProto_KILLED {
 			t.Fatalf("%s is %v after the interrupt, want KILLED", r.app, state)
 		}
-		waitStagingGone(t, env, r)
+		waitStagingGone(t, r)
 	})
 }
 
@@ -83,18 +83,7 @@ func interruptRun(t *testing.T, r *yarnRun) string {
 
 func appState(t *testing.T, env *hadooptest.Env, app string) yarnpb.YarnApplicationStateProto {
 	t.Helper()
-	id, err := yarn.ParseApplicationID(app)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rm, err := yarn.DialClientRM(env.YARNResourceManager, currentUser(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rm.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	rep, err := rm.GetApplicationReport(ctx, id)
+	rep, err := appReport(env, app)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,20 +91,12 @@ func appState(t *testing.T, env *hadooptest.Env, app string) yarnpb.YarnApplicat
 }
 
 // waitStagingGone waits until the staging directory tide run named is gone.
-func waitStagingGone(t *testing.T, env *hadooptest.Env, r *yarnRun) {
+func waitStagingGone(t *testing.T, r *yarnRun) {
 	t.Helper()
-	m := stagingRE.FindStringSubmatch(r.out.String())
-	if m == nil {
-		t.Fatalf("tide run did not name the staging directory:\n%s", r.out.String())
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	st, err := storage.Open(ctx, strings.TrimSuffix(m[1], "/"+r.app), storage.Options{User: currentUser()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	waitFor(t, "staging directory "+m[1]+" gone", func() (bool, error) {
+	dir, st := openStaging(ctx, t, r)
+	testkit.WaitFor(t, "staging directory "+dir+" gone", func() (bool, error) {
 		_, err := st.Stat(ctx, r.app)
 		return errors.Is(err, storage.ErrNotFound), err
 	})

@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tidestream/tide/examples"
+	"github.com/tidestream/tide/internal/testkit"
 	"github.com/tidestream/tide/storage"
 	"github.com/tidestream/tide/test/hadoop/hadooptest"
 	"github.com/tidestream/tide/yarn"
@@ -42,19 +42,11 @@ func TestYARNAMRestart(t *testing.T) {
 	out := t.TempDir()
 	jobArgs := []string{"--records", "200000", "--keys", "7", "--rate", "4000", "--output", out}
 	r := startYarnRun(t, env, []string{"-Dyarn.application-attempts=2"}, jobArgs)
-	var ov struct {
-		Jobs []struct {
-			JID string `json:"jid"`
-		} `json:"jobs"`
-	}
-	if err := getJSON(r.track+"/jobs/overview", &ov); err != nil || len(ov.Jobs) != 1 {
-		t.Fatalf("overview: %v %+v", err, ov)
-	}
-	jid := ov.Jobs[0].JID
+	jid := r.jobID(t)
 	before := waitYarnRunning(t, r.track, jid, 2, nil)
-	waitFor(t, "a completed checkpoint", func() (bool, error) {
-		var s checkpointStats
-		if err := getJSON(r.track+"/jobs/"+jid+"/checkpoints", &s); err != nil {
+	testkit.WaitFor(t, "a completed checkpoint", func() (bool, error) {
+		var s testkit.CheckpointStats
+		if err := testkit.GetJSON(context.Background(), r.track+"/jobs/"+jid+"/checkpoints", &s); err != nil {
 			return false, err
 		}
 		return s.Counts.Completed > 0, fmt.Errorf("%d completed", s.Counts.Completed)
@@ -84,55 +76,24 @@ func TestYARNAMRestart(t *testing.T) {
 		t.Fatalf("attempt 2 started TaskManagers %v: the kept containers were not reused", fresh)
 	}
 	t.Logf("attempt 2 at %s runs on the TaskManagers of attempt 1: %v", track2, procs)
-	select {
-	case err := <-r.done:
-		if err != nil {
-			t.Fatalf("tide run: %v", err)
-		}
-	case <-time.After(3 * time.Minute):
-		t.Fatal("the job did not finish after the AM restart")
-	}
-	id, _ := yarn.ParseApplicationID(r.app)
-	rm, err := yarn.DialClientRM(env.YARNResourceManager, currentUser(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rm.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	rep, err := rm.GetApplicationReport(ctx, id)
+	r.wait(t, 3*time.Minute)
+	rep, err := appReport(env, r.app)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if a := rep.GetCurrentApplicationAttemptId().GetAttemptId(); a != 2 {
 		t.Fatalf("the application finished in attempt %d, want 2", a)
 	}
-	got, err := examples.ReadCommittedOutput(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want, err := examples.ExpectedOutput(jobArgs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !reflect.DeepEqual(got, want) {
-		t.Fatalf("output differs after the AM restart:\n got %v\nwant %v", got, want)
-	}
+	testkit.CheckExactOutput(t, out, jobArgs)
 	<-r.drained
-	m := stagingRE.FindStringSubmatch(r.out.String())
-	if m == nil {
-		t.Fatalf("tide run did not name the staging directory:\n%s", r.out.String())
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	dir, st := openStaging(ctx, t, r)
+	if !strings.Contains(r.out.String(), "Staging directory "+dir+" removed") {
+		t.Fatalf("tide run did not report the staging directory %s removed:\n%s", dir, r.out.String())
 	}
-	if !strings.Contains(r.out.String(), "Staging directory "+m[1]+" removed") {
-		t.Fatalf("tide run did not report the staging directory %s removed:\n%s", m[1], r.out.String())
-	}
-	st, err := storage.Open(ctx, strings.TrimSuffix(m[1], "/"+r.app), storage.Options{User: currentUser()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
 	if _, err := st.Stat(ctx, r.app); !errors.Is(err, storage.ErrNotFound) {
-		t.Fatalf("staging directory %s after the job finished: %v, want it gone", m[1], err)
+		t.Fatalf("staging directory %s after the job finished: %v, want it gone", dir, err)
 	}
 }
 
@@ -183,20 +144,9 @@ func containerProcesses(app string, attempt int, role string) map[string]tmProce
 // address (not old, the first attempt's).
 func waitAttempt2(t *testing.T, env *hadooptest.Env, app, old string) string {
 	t.Helper()
-	id, err := yarn.ParseApplicationID(app)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rm, err := yarn.DialClientRM(env.YARNResourceManager, currentUser(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rm.Close()
 	var track string
-	waitFor(t, "the AM of attempt 2", func() (bool, error) {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		rep, err := rm.GetApplicationReport(ctx, id)
+	testkit.WaitFor(t, "the AM of attempt 2", func() (bool, error) {
+		rep, err := appReport(env, app)
 		if err != nil {
 			return false, err
 		}

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -12,7 +11,6 @@ import (
 	"os/exec"
 	"os/user"
 	"path/filepath"
-	"reflect"
 	"regexp"
 	"strconv"
 	"strings"
@@ -21,8 +19,11 @@ import (
 	"time"
 
 	"github.com/tidestream/tide/examples"
+	"github.com/tidestream/tide/internal/testkit"
+	"github.com/tidestream/tide/storage"
 	"github.com/tidestream/tide/test/hadoop/hadooptest"
 	"github.com/tidestream/tide/yarn"
+	"github.com/tidestream/tide/yarn/yarnpb"
 )
 
 // yarnSettings are the -D settings of the YARN tests: reactive up to two TaskManagers
@@ -49,6 +50,19 @@ func yarnSettings() []string {
 	}
 }
 
+// yarnRunArgs are the arguments of `tide run` submitting CheckableCount with
+// yarnSettings, then extra, and jobArgs for the job.
+func yarnRunArgs(extra, jobArgs []string) []string {
+	args := append([]string{"run", "--target", "yarn-per-job", "--job-classname", examples.CheckableCountName}, yarnSettings()...)
+	args = append(append(args, extra...), "--")
+	return append(args, jobArgs...)
+}
+
+// hadoopEnv is this process's environment pointing the tide client at the mini-cluster.
+func hadoopEnv(env *hadooptest.Env) []string {
+	return append(os.Environ(), "HADOOP_CONF_DIR="+env.ConfDir)
+}
+
 // yarnRun is one `tide run --target yarn-per-job` process.
 type yarnRun struct {
 	cmd  *exec.Cmd
@@ -68,11 +82,8 @@ var (
 // startYarnRun submits CheckableCount and waits for the "Job RUNNING" line.
 func startYarnRun(t *testing.T, env *hadooptest.Env, extra []string, jobArgs []string) *yarnRun {
 	t.Helper()
-	args := append([]string{"run", "--target", "yarn-per-job", "--job-classname", examples.CheckableCountName}, yarnSettings()...)
-	args = append(append(args, extra...), "--")
-	args = append(args, jobArgs...)
-	cmd := exec.Command(tideBin, args...)
-	cmd.Env = append(os.Environ(), "HADOOP_CONF_DIR="+env.ConfDir)
+	cmd := exec.Command(tideBin, yarnRunArgs(extra, jobArgs)...)
+	cmd.Env = hadoopEnv(env)
 	pr, pw := io.Pipe()
 	r := &yarnRun{cmd: cmd, out: &bytes.Buffer{}, done: make(chan error, 1), drained: make(chan struct{})}
 	cmd.Stdout, cmd.Stderr = pw, pw
@@ -125,13 +136,79 @@ func startYarnRun(t *testing.T, env *hadooptest.Env, extra []string, jobArgs []s
 	}
 }
 
-func killApp(t *testing.T, env *hadooptest.Env, app string) {
+// jobID is the id of the one job the run's AM serves.
+func (r *yarnRun) jobID(t *testing.T) string {
+	t.Helper()
+	ids, err := testkit.JobIDs(testkit.RESTGetter(r.track))
+	if err != nil || len(ids) != 1 {
+		t.Fatalf("jobs of %s at %s: %v %v, want one", r.app, r.track, err, ids)
+	}
+	return ids[0]
+}
+
+// wait waits up to timeout for tide run to exit, which it must do successfully.
+func (r *yarnRun) wait(t *testing.T, timeout time.Duration) {
+	t.Helper()
+	select {
+	case err := <-r.done:
+		if err != nil {
+			t.Fatalf("tide run: %v", err)
+		}
+	case <-time.After(timeout):
+		t.Fatalf("tide run of %s did not exit: the job did not finish", r.app)
+	}
+}
+
+// openStaging opens the parent of the staging directory tide run named, closed when the
+// test ends; app's staging directory is r.app under it.
+func openStaging(ctx context.Context, t *testing.T, r *yarnRun) (dir string, st storage.Storage) {
+	t.Helper()
+	m := stagingRE.FindStringSubmatch(r.out.String())
+	if m == nil {
+		t.Fatalf("tide run did not name the staging directory:\n%s", r.out.String())
+	}
+	st, err := storage.Open(ctx, strings.TrimSuffix(m[1], "/"+r.app), storage.Options{User: currentUser()})
+	if err != nil {
+		t.Fatalf("open the staging directory %s: %v", m[1], err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return m[1], st
+}
+
+// dialRM connects to the mini-cluster's ResourceManager as the tide client would and
+// parses app; the caller closes the client.
+func dialRM(env *hadooptest.Env, app string) (*yarn.ClientRM, *yarnpb.ApplicationIdProto, error) {
 	id, err := yarn.ParseApplicationID(app)
 	if err != nil {
-		return
+		return nil, nil, err
 	}
 	rm, err := yarn.DialClientRM(env.YARNResourceManager, currentUser(), nil)
 	if err != nil {
+		return nil, nil, fmt.Errorf("dial the ResourceManager %s for %s: %w", env.YARNResourceManager, app, err)
+	}
+	return rm, id, nil
+}
+
+// appReport reads app's report from the ResourceManager.
+func appReport(env *hadooptest.Env, app string) (*yarnpb.ApplicationReportProto, error) {
+	rm, id, err := dialRM(env, app)
+	if err != nil {
+		return nil, err
+	}
+	defer rm.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	rep, err := rm.GetApplicationReport(ctx, id)
+	if err != nil {
+		return nil, fmt.Errorf("report of %s: %w", app, err)
+	}
+	return rep, nil
+}
+
+func killApp(t *testing.T, env *hadooptest.Env, app string) {
+	rm, id, err := dialRM(env, app)
+	if err != nil {
+		t.Logf("killing %s: %v", app, err)
 		return
 	}
 	defer rm.Close()
@@ -180,34 +257,16 @@ func containerLogs(env *hadooptest.Env, app string) []string {
 	return out
 }
 
-func getJSON(url string, v any) error {
-	c := http.Client{Timeout: 5 * time.Second}
-	resp, err := c.Get(url)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("GET %s: %s: %s", url, resp.Status, body)
-	}
-	return json.Unmarshal(body, v)
-}
-
+// sendJSON makes one request with a JSON body to url and expects status want.
 func sendJSON(method, url, body string, want int) error {
-	req, err := http.NewRequest(method, url, strings.NewReader(body))
+	ctx, cancel := context.WithTimeout(context.Background(), testkit.RequestTimeout)
+	defer cancel()
+	code, _, b, err := testkit.Send(ctx, method, url, body, "Content-Type", "application/json")
 	if err != nil {
 		return err
 	}
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := (&http.Client{Timeout: 5 * time.Second}).Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode != want {
-		return fmt.Errorf("%s %s: %s: %s", method, url, resp.Status, b)
+	if code != want {
+		return fmt.Errorf("%s %s: %d: %s", method, url, code, b)
 	}
 	return nil
 }
@@ -221,7 +280,7 @@ func taskManagers(track string) ([]tmInfo, error) {
 	var v struct {
 		TaskManagers []tmInfo `json:"taskmanagers"`
 	}
-	err := getJSON(track+"/taskmanagers", &v)
+	err := testkit.GetJSON(context.Background(), track+"/taskmanagers", &v)
 	return v.TaskManagers, err
 }
 
@@ -230,18 +289,13 @@ func taskManagers(track string) ([]tmInfo, error) {
 func waitYarnRunning(t *testing.T, track, jid string, p int, skip map[string]bool) []tmInfo {
 	t.Helper()
 	var tms []tmInfo
-	waitFor(t, fmt.Sprintf("RUNNING at parallelism %d on fresh TaskManagers", p), func() (bool, error) {
-		var d jobDetails
-		if err := getJSON(track+"/jobs/"+jid, &d); err != nil {
+	testkit.WaitFor(t, fmt.Sprintf("RUNNING at parallelism %d on fresh TaskManagers", p), func() (bool, error) {
+		var d testkit.JobDetails
+		if err := testkit.GetJSON(context.Background(), track+"/jobs/"+jid, &d); err != nil {
 			return false, err
 		}
-		if d.State != "RUNNING" {
-			return false, fmt.Errorf("state %s", d.State)
-		}
-		for _, v := range d.Vertices {
-			if v.Parallelism != p {
-				return false, fmt.Errorf("vertex %s at %d", v.ID, v.Parallelism)
-			}
+		if err := testkit.RunningAt(d, p); err != nil {
+			return false, err
 		}
 		var err error
 		if tms, err = taskManagers(track); err != nil {
@@ -296,15 +350,7 @@ func TestYARNPerJob(t *testing.T) {
 	jobArgs := []string{"--records", "150000", "--keys", "11", "--rate", "3000", "--output", out}
 	r := startYarnRun(t, env, nil, jobArgs)
 	t.Logf("%s RUNNING; AM at %s", r.app, r.track)
-	var ov struct {
-		Jobs []struct {
-			JID string `json:"jid"`
-		} `json:"jobs"`
-	}
-	if err := getJSON(r.track+"/jobs/overview", &ov); err != nil || len(ov.Jobs) != 1 {
-		t.Fatalf("overview: %v %+v", err, ov)
-	}
-	jid := ov.Jobs[0].JID
+	jid := r.jobID(t)
 	tms := waitYarnRunning(t, r.track, jid, 2, nil)
 	for _, tm := range tms {
 		if !strings.HasPrefix(tm.ID, "tm-1-") || !strings.Contains(strings.Join(env.NodeManagers, ","), tm.Node) {
@@ -351,7 +397,7 @@ func TestYARNPerJob(t *testing.T) {
 			} `json:"vertices"`
 		} `json:"rescales"`
 	}
-	if err := getJSON(r.track+"/jobs/"+jid+"/rescales", &rs); err != nil {
+	if err := testkit.GetJSON(context.Background(), r.track+"/jobs/"+jid+"/rescales", &rs); err != nil {
 		t.Fatal(err)
 	}
 	down := false
@@ -364,25 +410,8 @@ func TestYARNPerJob(t *testing.T) {
 		t.Errorf("no rescale down after the TaskManager kills: %+v", rs)
 	}
 
-	select {
-	case err := <-r.done:
-		if err != nil {
-			t.Fatalf("tide run: %v", err)
-		}
-	case <-time.After(2 * time.Minute):
-		t.Fatal("the job did not finish")
-	}
-	got, err := examples.ReadCommittedOutput(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want, err := examples.ExpectedOutput(jobArgs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !reflect.DeepEqual(got, want) {
-		t.Fatalf("output differs:\n got %v\nwant %v", got, want)
-	}
+	r.wait(t, 2*time.Minute)
+	testkit.CheckExactOutput(t, out, jobArgs)
 }
 
 // TestYARNSubmitErrors: clear errors for an unreachable RM, an unknown queue and a
@@ -400,10 +429,8 @@ func TestYARNSubmitErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			args := append([]string{"run", "--target", "yarn-per-job", "--job-classname", examples.CheckableCountName}, yarnSettings()...)
-			args = append(append(args, tt.args...), "--", "--output", t.TempDir())
-			cmd := exec.Command(tideBin, args...)
-			cmd.Env = append(os.Environ(), "HADOOP_CONF_DIR="+env.ConfDir)
+			cmd := exec.Command(tideBin, yarnRunArgs(tt.args, []string{"--output", t.TempDir()})...)
+			cmd.Env = hadoopEnv(env)
 			b, err := cmd.CombinedOutput()
 			if err == nil || !strings.Contains(string(b), tt.want) {
 				t.Fatalf("tide run = %v, output:\n%s\nwant an error saying %q", err, b, tt.want)
