@@ -32,6 +32,7 @@ func (a *AM) register(ctx context.Context, s *session) {
 		JobArgs:                 a.cfg.JobArgs,
 		Config:                  a.cfg.Conf,
 		HeartbeatIntervalMillis: a.cfg.HeartbeatInterval.Milliseconds(),
+		RunId:                   a.runID,
 	}}})
 	log.Info("TaskManager registered", "dataAddress", s.dataAdr)
 	a.view.taskManagerJoined(s, a.clock.Now())

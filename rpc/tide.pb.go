@@ -893,8 +893,12 @@ type Registered struct {
 	// TaskManager runs the job with the same options (for example state.checkpoints.dir).
 	Config                  map[string]string `protobuf:"bytes,4,rep,name=config,proto3" json:"config,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
 	HeartbeatIntervalMillis int64             `protobuf:"varint,5,opt,name=heartbeat_interval_millis,json=heartbeatIntervalMillis,proto3" json:"heartbeat_interval_millis,omitempty"`
-	unknownFields           protoimpl.UnknownFields
-	sizeCache               protoimpl.SizeCache
+	// run_id names this AM process (see DeployTasks.run_id). A TaskManager that outlives one
+	// AM and registers with the next keeps the two AMs' attempts apart by it: each AM counts
+	// its attempts from 1.
+	RunId         string `protobuf:"bytes,6,opt,name=run_id,json=runId,proto3" json:"run_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Registered) Reset() {
@@ -960,6 +964,13 @@ func (x *Registered) GetHeartbeatIntervalMillis() int64 {
 		return x.HeartbeatIntervalMillis
 	}
 	return 0
+}
+
+func (x *Registered) GetRunId() string {
+	if x != nil {
+		return x.RunId
+	}
+	return ""
 }
 
 type Rejected struct {
@@ -1765,14 +1776,15 @@ const file_tide_proto_rawDesc = "" +
 	"\n" +
 	"disconnect\x18\b \x01(\v2\x17.tide.rpc.v1.DisconnectH\x00R\n" +
 	"disconnectB\x06\n" +
-	"\x04kind\"\x8d\x02\n" +
+	"\x04kind\"\xa4\x02\n" +
 	"\n" +
 	"Registered\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\tR\x05jobId\x12\x19\n" +
 	"\bjob_name\x18\x02 \x01(\tR\ajobName\x12\x19\n" +
 	"\bjob_args\x18\x03 \x03(\tR\ajobArgs\x12;\n" +
 	"\x06config\x18\x04 \x03(\v2#.tide.rpc.v1.Registered.ConfigEntryR\x06config\x12:\n" +
-	"\x19heartbeat_interval_millis\x18\x05 \x01(\x03R\x17heartbeatIntervalMillis\x1a9\n" +
+	"\x19heartbeat_interval_millis\x18\x05 \x01(\x03R\x17heartbeatIntervalMillis\x12\x15\n" +
+	"\x06run_id\x18\x06 \x01(\tR\x05runId\x1a9\n" +
 	"\vConfigEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\"\n" +

@@ -9,8 +9,12 @@ import (
 
 var errSessionClosed = errors.New("AM session closed")
 
-// reporter forwards the executor's reports to the AM (it implements exec.Reporter).
-type reporter struct{ s *amSession }
+// reporter forwards the executor's reports to the AM (it implements exec.Reporter),
+// turning the TaskManager's attempt ids back into the AM's attempt numbers.
+type reporter struct {
+	s     *amSession
+	space attemptSpace
+}
 
 var _ exec.Reporter = reporter{}
 
@@ -20,7 +24,7 @@ func (r reporter) TaskState(attempt int64, vertex string, index int, state strin
 		msg = err.Error()
 	}
 	_ = r.s.send(&rpc.TaskManagerMessage{Kind: &rpc.TaskManagerMessage_TaskState{TaskState: &rpc.TaskStateUpdate{
-		Attempt: attempt, Vertex: vertex, Index: int32(index), State: state, Error: msg, Unrecoverable: unrecoverable}}})
+		Attempt: r.space.am(attempt), Vertex: vertex, Index: int32(index), State: state, Error: msg, Unrecoverable: unrecoverable}}})
 }
 
 func (r reporter) CheckpointAck(attempt, checkpointID int64, vertex string, index int, handles []exec.StateHandle) {
@@ -29,15 +33,15 @@ func (r reporter) CheckpointAck(attempt, checkpointID int64, vertex string, inde
 		hs = append(hs, &rpc.StateHandle{Name: h.Name, Size: h.Size})
 	}
 	_ = r.s.send(&rpc.TaskManagerMessage{Kind: &rpc.TaskManagerMessage_CheckpointAck{CheckpointAck: &rpc.CheckpointAck{
-		Attempt: attempt, CheckpointId: checkpointID, Vertex: vertex, Index: int32(index), Handles: hs}}})
+		Attempt: r.space.am(attempt), CheckpointId: checkpointID, Vertex: vertex, Index: int32(index), Handles: hs}}})
 }
 
 func (r reporter) CheckpointDecline(attempt, checkpointID int64, vertex string, index int, reason string) {
 	_ = r.s.send(&rpc.TaskManagerMessage{Kind: &rpc.TaskManagerMessage_CheckpointDecline{CheckpointDecline: &rpc.CheckpointDecline{
-		Attempt: attempt, CheckpointId: checkpointID, Vertex: vertex, Index: int32(index), Reason: reason}}})
+		Attempt: r.space.am(attempt), CheckpointId: checkpointID, Vertex: vertex, Index: int32(index), Reason: reason}}})
 }
 
 func (r reporter) RequestSplit(attempt int64, vertex string, index int) {
 	_ = r.s.send(&rpc.TaskManagerMessage{Kind: &rpc.TaskManagerMessage_SplitRequest{SplitRequest: &rpc.SplitRequest{
-		Attempt: attempt, Vertex: vertex, Index: int32(index)}}})
+		Attempt: r.space.am(attempt), Vertex: vertex, Index: int32(index)}}})
 }

@@ -40,8 +40,9 @@ func (w *worker) serve(ctx context.Context, c *connection) (outcome, error) {
 	defer st.Close()
 
 	sess := &amSession{stream: c.stream}
+	space := newAttemptSpace(reg.GetRunId())
 	ex := exec.NewExecutor(exec.Config{JobID: reg.GetJobId(), Job: job, TaskManagerID: w.cfg.ID,
-		Storage: st, Plane: w.plane, Reporter: reporter{s: sess}, Logger: w.log})
+		Storage: st, Plane: w.plane, Reporter: reporter{s: sess, space: space}, Logger: w.log})
 	defer func() {
 		cctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
@@ -86,7 +87,7 @@ func (w *worker) serve(ctx context.Context, c *connection) (outcome, error) {
 			log.Warn("lost the AM; cancelling every task and reconnecting", "am", w.am, "err", err)
 			return outcomeLost, nil
 		case m := <-msgs:
-			if done := w.dispatch(ctx, ex, m, log); done {
+			if done := w.dispatch(ctx, ex, space, m, log); done {
 				sess.finish(nil)
 				return outcomeDisconnected, nil
 			}
@@ -95,11 +96,12 @@ func (w *worker) serve(ctx context.Context, c *connection) (outcome, error) {
 }
 
 // dispatch carries out one AM message; it reports true on Disconnect.
-func (w *worker) dispatch(ctx context.Context, ex *exec.Executor, m *rpc.JobManagerMessage, log *slog.Logger) bool {
+func (w *worker) dispatch(ctx context.Context, ex *exec.Executor, space attemptSpace, m *rpc.JobManagerMessage, log *slog.Logger) bool {
 	switch k := m.GetKind().(type) {
 	case *rpc.JobManagerMessage_Deploy:
 		spec := deploySpec(k.Deploy)
 		log.Info("deploying subtasks", "attempt", spec.Attempt, "restoreFrom", spec.RestoreFrom, "subtasks", len(spec.Subtasks))
+		spec.Attempt = space.local(spec.Attempt)
 		if err := ex.Deploy(ctx, spec); err != nil {
 			log.Error("deploy failed", "attempt", spec.Attempt, "err", err)
 		}
@@ -107,21 +109,21 @@ func (w *worker) dispatch(ctx context.Context, ex *exec.Executor, m *rpc.JobMana
 		log.Info("cancelling attempt", "attempt", k.Cancel.GetAttempt(), "reason", k.Cancel.GetReason())
 		// Cancelling must finish even while the TaskManager itself is stopping.
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
-		ex.Cancel(cctx, k.Cancel.GetAttempt())
+		ex.Cancel(cctx, space.local(k.Cancel.GetAttempt()))
 		cancel()
 	case *rpc.JobManagerMessage_TriggerCheckpoint:
 		t := k.TriggerCheckpoint
-		ex.TriggerCheckpoint(t.GetAttempt(), t.GetCheckpointId(), t.GetTimestampMillis())
+		ex.TriggerCheckpoint(space.local(t.GetAttempt()), t.GetCheckpointId(), t.GetTimestampMillis())
 	case *rpc.JobManagerMessage_CheckpointComplete:
 		n := k.CheckpointComplete
-		ex.NotifyCheckpointComplete(n.GetAttempt(), n.GetCheckpointId())
+		ex.NotifyCheckpointComplete(space.local(n.GetAttempt()), n.GetCheckpointId())
 	case *rpc.JobManagerMessage_SplitAssignment:
 		a := k.SplitAssignment
 		splits := make([]stream.Split, 0, len(a.GetSplits()))
 		for _, s := range a.GetSplits() {
 			splits = append(splits, stream.Split{ID: s.GetId(), Data: s.GetData()})
 		}
-		ex.AddSplits(a.GetAttempt(), a.GetVertex(), int(a.GetIndex()), splits, a.GetNoMoreSplits())
+		ex.AddSplits(space.local(a.GetAttempt()), a.GetVertex(), int(a.GetIndex()), splits, a.GetNoMoreSplits())
 	case *rpc.JobManagerMessage_Disconnect:
 		log.Info("the AM disconnected this TaskManager; exiting", "reason", k.Disconnect.GetReason())
 		return true
