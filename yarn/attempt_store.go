@@ -116,6 +116,44 @@ func (s *StagingStore) ContainerTaskManager(ctx context.Context, container strin
 	return core.TaskManagerID(id), nil
 }
 
+// ContainerRecords lists every container record: container id → TaskManager id. A
+// staging directory without records yields an empty map; a record that cannot be read or
+// names no TaskManager is left out (and reported in the error, with the others returned).
+func (s *StagingStore) ContainerRecords(ctx context.Context) (map[string]core.TaskManagerID, error) {
+	out := map[string]core.TaskManagerID{}
+	files, err := s.st.List(ctx, s.app+"/"+containersDir)
+	if errors.Is(err, storage.ErrNotFound) {
+		return out, nil
+	}
+	if err != nil {
+		return out, fmt.Errorf("listing the container records in %s: %w", s.Dir(), err)
+	}
+	var errs []error
+	for _, f := range files {
+		if f.IsDir || checkRecordName(f.Name) != nil {
+			continue
+		}
+		tm, err := s.ContainerTaskManager(ctx, f.Name)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		out[f.Name] = tm
+	}
+	return out, errors.Join(errs...)
+}
+
+// ForgetContainer deletes the record of container (which completed); nil if there is none.
+func (s *StagingStore) ForgetContainer(ctx context.Context, container string) error {
+	if err := checkRecordName(container); err != nil {
+		return err
+	}
+	if err := s.st.Delete(ctx, s.app+"/"+containersDir+"/"+container); err != nil {
+		return fmt.Errorf("deleting the record of container %s: %w", container, err)
+	}
+	return nil
+}
+
 // Remove deletes the application's staging directory.
 func (s *StagingStore) Remove(ctx context.Context) error {
 	if err := s.st.Delete(ctx, s.app); err != nil {

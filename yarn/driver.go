@@ -53,6 +53,10 @@ type worker struct {
 	adopted   bool
 	claimed   bool
 	adoptedAt time.Time
+	// expected: the staging records name this container of a previous attempt, but the
+	// RM has not reported it yet nor has its TaskManager registered; its container holds
+	// the id only. It is forgotten when the adoption grace ends first.
+	expected bool
 }
 
 // Driver is the YARN ResourceManager driver: it registers the AM, heartbeats allocate
@@ -89,6 +93,12 @@ type Driver struct {
 	maxMemory  int64
 	maxVCores  int32
 	hbFailures int
+	// The adoption grace: while open, expected containers stand in for new ones; it
+	// closes once graceUntil has passed and graceBeats allocates have been answered.
+	graceOpen  bool
+	graceUntil time.Time
+	graceBeats int
+	stale      []string // container records to delete (their containers completed)
 
 	wake chan struct{}
 	stop chan struct{}
@@ -131,6 +141,11 @@ func (d *Driver) check() error { return drivers.CallState(d.started, d.closed) }
 // RequestWorker hands them out before asking YARN for new containers. An adopted
 // container whose TaskManager does not register within RecoveryTimeout is released (and
 // replaced, if a request counts on it); containers it cannot name are released at once.
+//
+// Containers the staging records name but the RM did not report at registration are
+// expected (YARN may report kept containers late, with an allocate): they are not among
+// the returned workers, but RequestWorker hands them out too until the adoption grace
+// (AdoptionGrace, AdoptionGraceHeartbeats) ends; see adoptLate and expireExpected.
 func (d *Driver) Start(ctx context.Context, handler drivers.EventHandler, blocked drivers.BlockedNodes) ([]drivers.Worker, error) {
 	d.mu.Lock()
 	switch {
@@ -163,6 +178,7 @@ func (d *Driver) Start(ctx context.Context, handler drivers.EventHandler, blocke
 		}
 	}
 	prev := d.namePrevious(ctx, reg.GetContainersFromPreviousAttempts())
+	recorded := d.recordedContainers(ctx)
 	var nodes []string
 	if d.cfg.Nodes != nil {
 		if nodes, err = d.cfg.Nodes.RunningNodes(ctx); err != nil {
@@ -181,9 +197,10 @@ func (d *Driver) Start(ctx context.Context, handler drivers.EventHandler, blocke
 		d.nodes[n] = true
 	}
 	recovered := d.adopt(prev)
+	expected := d.expect(recorded, time.Now())
 	d.log.Info("YARN driver started", "queue", reg.GetQueue(), "nodes", len(nodes),
 		"container_mb", d.cfg.MemoryMB, "container_vcores", d.cfg.VCores, "node_ids", d.cfg.NodeIDs,
-		"heartbeat", d.cfg.Heartbeat, "fast_heartbeat", d.cfg.FastHeartbeat, "recovered", len(recovered))
+		"heartbeat", d.cfg.Heartbeat, "fast_heartbeat", d.cfg.FastHeartbeat, "recovered", len(recovered), "expected", expected)
 	d.wg.Add(1)
 	go d.heartbeatLoop()
 	return recovered, nil
@@ -264,7 +281,12 @@ func (d *Driver) Admit(_ context.Context, w drivers.Worker) error {
 	}
 	if wk.adopted && wk.state != stateRegistered {
 		d.log.Info("TaskManager of a previous attempt registered again", "taskmanager", w.ID, "node", w.Node,
-			"container", ContainerIDString(wk.container.GetId()), "after", time.Since(wk.adoptedAt).Round(time.Millisecond))
+			"container", ContainerIDString(wk.container.GetId()), "after", time.Since(wk.adoptedAt).Round(time.Millisecond),
+			"reported_by_rm", !wk.expected)
+	}
+	if wk.expected {
+		// Its TaskManager is alive, so its container is: adopted before the RM reported it.
+		wk.expected, wk.node = false, w.Node
 	}
 	wk.state = stateRegistered
 	return nil
@@ -285,6 +307,16 @@ func (d *Driver) ReleaseWorker(_ context.Context, id core.TaskManagerID) error {
 	}
 	w.released = true
 	switch {
+	case w.expected:
+		// The RM may never report this container: give it back in case it lives, and
+		// report the TaskManager gone now.
+		cid := ContainerIDString(w.container.GetId())
+		d.log.Info("releasing an expected container of a previous attempt", "taskmanager", id, "container", cid)
+		d.releases = append(d.releases, w.container.GetId())
+		d.abandoned[id] = true
+		d.stale = append(d.stale, cid)
+		d.forget(w)
+		d.notifyLater(func(h drivers.EventHandler) { h.OnWorkerTerminated(id, "released by the AM") })
 	case w.container != nil:
 		d.releases = append(d.releases, w.container.GetId())
 		d.log.Info("releasing TaskManager container", "taskmanager", id, "container", ContainerIDString(w.container.GetId()), "node", w.node)

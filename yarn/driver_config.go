@@ -90,6 +90,11 @@ type AttemptRecords interface {
 	RecordContainer(ctx context.Context, container string, tm core.TaskManagerID) error
 	// ContainerTaskManager names the TaskManager of a container of a previous attempt.
 	ContainerTaskManager(ctx context.Context, container string) (core.TaskManagerID, error)
+	// ContainerRecords lists every recorded container (id → TaskManager): at Start, the
+	// containers of previous attempts that may have survived.
+	ContainerRecords(ctx context.Context) (map[string]core.TaskManagerID, error)
+	// ForgetContainer deletes the record of a container that completed.
+	ForgetContainer(ctx context.Context, container string) error
 	// Remove deletes the staging directory once the application has finished.
 	Remove(ctx context.Context) error
 }
@@ -126,6 +131,14 @@ type DriverConfig struct {
 	// RecoveryTimeout is how long an adopted container of a previous attempt may go
 	// without its TaskManager registering before it is released and replaced; default 90 s.
 	RecoveryTimeout time.Duration
+	// AdoptionGrace and AdoptionGraceHeartbeats bound how long containers that Records
+	// name but the RM did not report at registration stay expected: YARN may report kept
+	// containers late, with an allocate. Until both the time (default 5 s) and that many
+	// allocate heartbeats (default 3) have passed, RequestWorker hands expected containers
+	// out instead of asking for new ones; an expected container is adopted when the RM
+	// reports it or its TaskManager registers, and forgotten when the grace ends first.
+	AdoptionGrace           time.Duration
+	AdoptionGraceHeartbeats int
 
 	// Heartbeat is the allocate interval while nothing is pending (Flink's
 	// yarn.heartbeat.interval, default 5 s); FastHeartbeat is the interval while
@@ -177,6 +190,12 @@ func (c *DriverConfig) withDefaults() {
 	}
 	if c.RecoveryTimeout <= 0 {
 		c.RecoveryTimeout = 90 * time.Second
+	}
+	if c.AdoptionGrace <= 0 {
+		c.AdoptionGrace = 5 * time.Second
+	}
+	if c.AdoptionGraceHeartbeats <= 0 {
+		c.AdoptionGraceHeartbeats = 3
 	}
 	if c.MaxLaunchFailures <= 0 {
 		c.MaxLaunchFailures = 3

@@ -31,6 +31,7 @@ type fakeRM struct {
 	nextID      int64
 	refuseStart bool
 	previous    []*yarnpb.ContainerProto // containers_from_previous_attempts at Register
+	late        []*yarnpb.ContainerProto // containers_from_previous_attempts with the next allocate
 	changed     chan struct{}
 }
 
@@ -120,6 +121,7 @@ func (f *fakeRM) Allocate(_ context.Context, r AllocateRequest) (*yarnpb.Allocat
 	// Offered containers are handed out even on blacklisted nodes: the race of an
 	// allocation made before the blacklist arrived, which the driver must handle.
 	resp.AllocatedContainers, f.offered = f.offered, nil
+	resp.ContainersFromPreviousAttempts, f.late = f.late, nil
 	f.outstanding = max(0, f.outstanding-int32(len(resp.AllocatedContainers)))
 	resp.CompletedContainerStatuses = append(resp.CompletedContainerStatuses, f.completed...)
 	f.completed = nil

@@ -57,7 +57,7 @@ func (d *Driver) heartbeatLoop() {
 func (d *Driver) interval() time.Duration {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if len(d.waiting) > 0 || len(d.releases) > 0 || d.askSent > 0 {
+	if len(d.waiting) > 0 || len(d.releases) > 0 || d.askSent > 0 || d.graceOpen {
 		return d.cfg.FastHeartbeat
 	}
 	return d.cfg.Heartbeat
@@ -71,7 +71,9 @@ func (d *Driver) heartbeat(ctx context.Context) error {
 		d.mu.Unlock()
 		return nil
 	}
-	d.expireAdopted(time.Now())
+	now := time.Now()
+	d.expireAdopted(now)
+	d.expireExpected(now)
 	add, rem := d.blacklistDelta()
 	var req AllocateRequest
 	want := int32(len(d.waiting))
@@ -103,11 +105,14 @@ func (d *Driver) heartbeat(ctx context.Context) error {
 	}
 	d.mu.Lock()
 	d.hbFailures = 0
+	d.graceBeats++
 	if req.Asks != nil {
 		d.askSent, d.askDirty = want, false
 	}
 	d.mu.Unlock()
-	return d.handleResponse(ctx, resp)
+	err = d.handleResponse(ctx, resp)
+	d.dropRecords(ctx)
+	return err
 }
 
 // allocateFailed puts the request's releases back and decides whether to go on.
@@ -218,7 +223,9 @@ func (d *Driver) handleResponse(ctx context.Context, resp *yarnpb.AllocateRespon
 		c *yarnpb.ContainerProto
 	}
 	var launches []launch
+	late := d.namePrevious(ctx, resp.GetContainersFromPreviousAttempts())
 	d.mu.Lock()
+	d.adoptLate(late)
 	d.clusterN = resp.GetNumClusterNodes()
 	for _, r := range resp.GetUpdatedNodes() {
 		hp := NodeIDString(r.GetNodeId())
@@ -276,6 +283,9 @@ func (d *Driver) handleResponse(ctx context.Context, resp *yarnpb.AllocateRespon
 // once; one that ends before its TaskManager registered is asked for again.
 func (d *Driver) completed(s *yarnpb.ContainerStatusProto) func(drivers.EventHandler) {
 	cid := ContainerIDString(s.GetContainerId())
+	if d.cfg.Records != nil {
+		d.stale = append(d.stale, cid)
+	}
 	w, ok := d.containers[cid]
 	if !ok {
 		return nil // a surplus or blocked-node container we released, or a previous attempt's
@@ -301,7 +311,7 @@ func (d *Driver) completed(s *yarnpb.ContainerStatusProto) func(drivers.EventHan
 // registered; after MaxLaunchFailures the request is reported failed (mu held).
 func (d *Driver) retry(w *worker, reason string) func(drivers.EventHandler) {
 	w.failures++
-	w.container, w.node, w.adopted = nil, "", false
+	w.container, w.node, w.adopted, w.expected = nil, "", false, false
 	if w.failures >= d.cfg.MaxLaunchFailures {
 		d.forget(w)
 		d.log.Warn("TaskManager request failed", "taskmanager", w.id, "failures", w.failures, "reason", reason)

@@ -60,6 +60,15 @@ func TestYARNAMRestart(t *testing.T) {
 			t.Fatalf("TaskManager %s registered but has no process in a container of attempt 1 (%v)", tm.ID, procs)
 		}
 	}
+	// YARN keeps a container across AM attempts only once the RM has seen it RUNNING,
+	// which it learns from the NodeManager's next heartbeat after the start; a container
+	// the RM still holds as ACQUIRED dies with attempt 1 ("Container of a completed
+	// application"). Give every NodeManager a few heartbeats to report both TaskManagers.
+	nmBeat := time.Second
+	if ms, err := strconv.Atoi(site["yarn.resourcemanager.nodemanagers.heartbeat-interval-ms"]); err == nil && ms > 0 {
+		nmBeat = time.Duration(ms) * time.Millisecond
+	}
+	time.Sleep(3 * nmBeat)
 	killAM(t, r.app)
 	track2 := waitAttempt2(t, env, r.app, r.track)
 	after := waitYarnRunning(t, track2, jid, 2, nil)
