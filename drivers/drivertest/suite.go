@@ -218,39 +218,53 @@ func testRequestRelease(t *testing.T, h Harness) {
 }
 
 // handlerProbe records whether ReleaseWorker had returned when the event arrived.
+// handlerProbe checks that OnWorkerTerminated for a released worker is never delivered
+// from inside ReleaseWorker (the AM calls drivers from its event loop; a callback during
+// the call would re-enter it). The test holds inCall for the duration of ReleaseWorker: a
+// callback on another goroutine waits for the call to return and is fine; a callback on
+// the caller's own goroutine cannot get the lock within the grace period and counts as early.
 type handlerProbe struct {
 	*Recorder
-	returned chan struct{}
+	inCall   chan struct{} // a one-slot lock: full while ReleaseWorker runs
+	returned bool          // guarded by inCall
 	early    chan core.TaskManagerID
 }
 
 func (p *handlerProbe) OnWorkerTerminated(id core.TaskManagerID, reason string) {
 	select {
-	case <-p.returned:
-	default:
-		p.early <- id
+	case p.inCall <- struct{}{}:
+		early := !p.returned
+		<-p.inCall
+		if early {
+			p.early <- id
+		}
+	case <-time.After(5 * time.Second):
+		p.early <- id // delivered synchronously from within ReleaseWorker
 	}
 	p.Recorder.OnWorkerTerminated(id, reason)
 }
 
 func testTerminatedAfterRelease(t *testing.T, h Harness) {
 	ctx := testContext(t)
-	probe := &handlerProbe{Recorder: NewRecorder(), returned: make(chan struct{}), early: make(chan core.TaskManagerID, 4)}
+	probe := &handlerProbe{Recorder: NewRecorder(), inCall: make(chan struct{}, 1), early: make(chan core.TaskManagerID, 4)}
 	if _, err := h.Driver.Start(ctx, probe, noneBlocked); err != nil {
 		t.Fatalf("Start: %v", err)
 	}
 	t.Cleanup(func() { _ = h.Driver.Close(context.Background()) })
 	id := obtainWorker(t, ctx, h, "tm-r", "node-1")
-	if err := h.Driver.ReleaseWorker(ctx, id); err != nil {
+	probe.inCall <- struct{}{}
+	err := h.Driver.ReleaseWorker(ctx, id)
+	probe.returned = true
+	<-probe.inCall
+	if err != nil {
 		t.Fatalf("ReleaseWorker(%s): %v", id, err)
 	}
-	close(probe.returned)
 	if err := probe.WaitTerminated(ctx, id); err != nil {
 		t.Fatal(err)
 	}
 	select {
 	case early := <-probe.early:
-		t.Fatalf("OnWorkerTerminated(%s) arrived before ReleaseWorker returned", early)
+		t.Fatalf("OnWorkerTerminated(%s) was delivered from within ReleaseWorker", early)
 	default:
 	}
 }
