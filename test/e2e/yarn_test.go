@@ -14,6 +14,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -58,6 +59,24 @@ func yarnRunArgs(extra, jobArgs []string) []string {
 	return append(args, jobArgs...)
 }
 
+// lockedBuffer is a bytes.Buffer safe to read (on test failure) while lines still arrive.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) WriteString(s string) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.WriteString(s)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
 // hadoopEnv is this process's environment pointing the tide client at the mini-cluster.
 func hadoopEnv(env *hadooptest.Env) []string {
 	return append(os.Environ(), "HADOOP_CONF_DIR="+env.ConfDir)
@@ -66,7 +85,7 @@ func hadoopEnv(env *hadooptest.Env) []string {
 // yarnRun is one `tide run --target yarn-per-job` process.
 type yarnRun struct {
 	cmd  *exec.Cmd
-	out  *bytes.Buffer
+	out  *lockedBuffer
 	done chan error
 	// drained is closed once every output line is in out (after the process exited).
 	drained chan struct{}
@@ -85,7 +104,7 @@ func startYarnRun(t *testing.T, env *hadooptest.Env, extra []string, jobArgs []s
 	cmd := exec.Command(tideBin, yarnRunArgs(extra, jobArgs)...)
 	cmd.Env = hadoopEnv(env)
 	pr, pw := io.Pipe()
-	r := &yarnRun{cmd: cmd, out: &bytes.Buffer{}, done: make(chan error, 1), drained: make(chan struct{})}
+	r := &yarnRun{cmd: cmd, out: &lockedBuffer{}, done: make(chan error, 1), drained: make(chan struct{})}
 	cmd.Stdout, cmd.Stderr = pw, pw
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -314,27 +333,80 @@ func waitYarnRunning(t *testing.T, track, jid string, p int, skip map[string]boo
 	return tms
 }
 
-// killTaskManager SIGKILLs the TaskManager process with that id (its container ends).
+// killTaskManager SIGKILLs the TaskManager process with that id (its container ends). The
+// process is looked for for a while: YARN's container launch (bash, then exec of tide) can
+// lag behind the AM's view by a moment.
 func killTaskManager(t *testing.T, id string) {
 	t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	var seen []string
+	for {
+		pid, tms := findTaskManager(id)
+		if pid > 0 {
+			if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+				t.Fatalf("killing TaskManager %s (pid %d): %v", id, pid, err)
+			}
+			return
+		}
+		seen = tms
+		if time.Now().After(deadline) {
+			t.Fatalf("no TaskManager process with --resource-id %s; TaskManager processes: %v", id, seen)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// killTaskManagerUnlessReleased kills the TaskManager's process, unless the AM released
+// it first (it is no longer registered and its process is gone).
+func killTaskManagerUnlessReleased(t *testing.T, track, id string) {
+	t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		if pid, _ := findTaskManager(id); pid > 0 {
+			if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+				t.Fatalf("killing TaskManager %s (pid %d): %v", id, pid, err)
+			}
+			return
+		}
+		tms, err := taskManagers(track)
+		registered := err != nil // unknown: keep looking for the process
+		for _, tm := range tms {
+			registered = registered || tm.ID == id
+		}
+		if !registered {
+			t.Logf("TaskManager %s was released by the AM before the test killed it", id)
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("TaskManager %s is registered but no process with --resource-id %s runs", id, id)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// findTaskManager returns the pid of the `tide taskmanager --resource-id id` process, or 0
+// and the command lines of the TaskManager processes it saw.
+func findTaskManager(id string) (int, []string) {
 	procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+	var tms []string
 	for _, p := range procs {
 		b, err := os.ReadFile(p)
 		if err != nil {
 			continue
 		}
 		args := strings.Split(string(b), "\x00")
+		if len(args) < 2 || args[1] != "taskmanager" {
+			continue
+		}
+		tms = append(tms, strings.Join(args, " "))
 		for i := range args {
-			if args[i] == "--resource-id" && i+1 < len(args) && args[i+1] == id && len(args) > 1 && args[1] == "taskmanager" {
+			if args[i] == "--resource-id" && i+1 < len(args) && args[i+1] == id {
 				pid, _ := strconv.Atoi(filepath.Base(filepath.Dir(p)))
-				if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
-					t.Fatalf("killing TaskManager %s (pid %d): %v", id, pid, err)
-				}
-				return
+				return pid, nil
 			}
 		}
 	}
-	t.Fatalf("no TaskManager process with --resource-id %s", id)
+	return 0, tms
 }
 
 // TestYARNPerJob submits the checkable job to the MiniYARNCluster with tide run, sees it
@@ -378,7 +450,10 @@ func TestYARNPerJob(t *testing.T) {
 		}
 		for _, tm := range tms {
 			gone[tm.ID] = true
-			killTaskManager(t, tm.ID)
+			// A TaskManager on the node just blocked may already be gone: once the first
+			// kill restarts the job its slot is free, and free slots on a blocked node are
+			// released (FLIP-224), so the AM hands its container back to YARN.
+			killTaskManagerUnlessReleased(t, r.track, tm.ID)
 		}
 		tms = waitYarnRunning(t, r.track, jid, 2, gone)
 		for _, tm := range tms {
