@@ -43,66 +43,72 @@ func (a *AM) jobGraph() (*jobgraph.JobGraph, error) {
 	return s.graph, s.graphErr
 }
 
+// loopTask runs f at most once, on whichever side claims it first: the loop goroutine
+// (run) or a caller that stops waiting or takes over once the loop has ended (claim).
+type loopTask struct {
+	claimed atomic.Bool
+	f       func()
+	done    chan struct{}
+}
+
+func newLoopTask(f func()) *loopTask { return &loopTask{f: f, done: make(chan struct{})} }
+
+func (t *loopTask) run() {
+	if t.claim() {
+		t.f()
+		close(t.done)
+	}
+}
+
+// claim reports whether the caller now owns the task (the loop will not run it).
+func (t *loopTask) claim() bool { return t.claimed.CompareAndSwap(false, true) }
+
 // inspect runs f on the loop goroutine, where it may read the core, and waits for it.
 // Once the loop has ended the core no longer changes and f runs on the caller's goroutine.
 func (a *AM) inspect(ctx context.Context, f func()) error {
-	var claimed atomic.Bool
-	done := make(chan struct{})
-	run := func() {
-		if claimed.CompareAndSwap(false, true) {
-			f()
-			close(done)
-		}
-	}
-	if a.post(run) {
+	t := newLoopTask(f)
+	if a.post(t.run) {
 		select {
-		case <-done:
+		case <-t.done:
 			return nil
 		case <-a.loopDone:
 		case <-ctx.Done():
-			if claimed.CompareAndSwap(false, true) {
+			if t.claim() {
 				return fmt.Errorf("waiting for the AM's event loop: %w", context.Cause(ctx))
 			}
-			<-done
+			<-t.done
 			return nil
 		}
 	}
 	a.api.afterLoop.Lock()
 	defer a.api.afterLoop.Unlock()
-	if claimed.CompareAndSwap(false, true) {
+	if t.claim() {
 		f()
 		return nil
 	}
-	<-done
+	<-t.done
 	return nil
 }
 
 // mutate runs f on the loop goroutine and waits for it; after the loop has ended it
 // returns errJobTerminated without running f.
 func (a *AM) mutate(ctx context.Context, f func()) error {
-	var claimed atomic.Bool
-	done := make(chan struct{})
-	run := func() {
-		if claimed.CompareAndSwap(false, true) {
-			f()
-			close(done)
-		}
-	}
-	if !a.post(run) {
+	t := newLoopTask(f)
+	if !a.post(t.run) {
 		return errJobTerminated
 	}
 	select {
-	case <-done:
+	case <-t.done:
 		return nil
 	case <-a.loopDone:
 	case <-ctx.Done():
 	}
-	if claimed.CompareAndSwap(false, true) {
+	if t.claim() {
 		if ctx.Err() != nil {
 			return fmt.Errorf("waiting for the AM's event loop: %w", context.Cause(ctx))
 		}
 		return errJobTerminated
 	}
-	<-done
+	<-t.done
 	return nil
 }
