@@ -201,18 +201,23 @@ func (p *Pool) Free(now time.Time, ref allocator.SlotRef) (release bool, err err
 	if tm.slots[ref.Index] != slotReserved {
 		return false, fmt.Errorf("free slot %s/%d: %w", ref.TaskManager, ref.Index, ErrNotReserved)
 	}
+	return tm.freeReserved(now, ref.Index, p.blocked(tm.node)), nil
+}
+
+// freeReserved returns reserved slot i (released instead on a blocked node) and reports
+// whether the TaskManager is now empty on a blocked node, to be released whole.
+func (tm *taskManager) freeReserved(now time.Time, i int, blocked bool) (release bool) {
 	tm.reserved--
-	blocked := p.blocked(tm.node)
 	if blocked {
-		tm.slots[ref.Index] = slotReleased
+		tm.slots[i] = slotReleased
 	} else {
-		tm.slots[ref.Index] = slotFree
+		tm.slots[i] = slotFree
 		tm.free++
 	}
 	if tm.reserved == 0 {
 		tm.idleSince = now
 	}
-	return tm.reserved == 0 && blocked, nil
+	return tm.reserved == 0 && blocked
 }
 
 // FreeAll frees every slot of refs as Free would, skipping slots whose TaskManager is not
@@ -241,18 +246,8 @@ func (p *Pool) FreeAll(now time.Time, refs iter.Seq[allocator.SlotRef]) (registe
 			errs = append(errs, fmt.Errorf("free slot %s/%d: %w", ref.TaskManager, ref.Index, ErrNotReserved))
 			continue
 		}
-		tm.reserved--
-		if blocked {
-			tm.slots[ref.Index] = slotReleased
-		} else {
-			tm.slots[ref.Index] = slotFree
-			tm.free++
-		}
-		if tm.reserved == 0 {
-			tm.idleSince = now
-			if blocked {
-				release = append(release, tm.id)
-			}
+		if tm.freeReserved(now, ref.Index, blocked) {
+			release = append(release, tm.id)
 		}
 	}
 	return registered, release, errors.Join(errs...)
