@@ -62,14 +62,10 @@ func (a *AM) putBlockedNode(w http.ResponseWriter, r *http.Request) {
 		aerr   error
 	)
 	err = a.mutate(r.Context(), func() { status, node, tms, aerr = a.blockNode(req) })
-	switch {
-	case errors.Is(err, errJobTerminated):
-		writeError(w, http.StatusConflict, fmt.Sprintf("Job %s has terminated: the blocklist can no longer change", a.cfg.JobID))
+	if writeMutateError(w, err, a.blocklistTerminated()) {
 		return
-	case err != nil:
-		writeError(w, http.StatusServiceUnavailable, err.Error())
-		return
-	case aerr != nil:
+	}
+	if aerr != nil {
 		writeError(w, status, aerr.Error())
 		return
 	}
@@ -117,12 +113,7 @@ func (a *AM) deleteBlockedNode(w http.ResponseWriter, r *http.Request) {
 			a.step(core.UnblockNodes{Nodes: []core.NodeID{core.NodeID(id)}})
 		}
 	})
-	switch {
-	case errors.Is(err, errJobTerminated):
-		writeError(w, http.StatusConflict, fmt.Sprintf("Job %s has terminated: the blocklist can no longer change", a.cfg.JobID))
-		return
-	case err != nil:
-		writeError(w, http.StatusServiceUnavailable, err.Error())
+	if writeMutateError(w, err, a.blocklistTerminated()) {
 		return
 	}
 	if status := blocklist.RemoveStatus(blocked); status != http.StatusOK {
@@ -131,4 +122,8 @@ func (a *AM) deleteBlockedNode(w http.ResponseWriter, r *http.Request) {
 	}
 	a.log.Info("node unblocked over REST", "node", id, "remote", r.RemoteAddr)
 	writeJSON(w, http.StatusOK, map[string]any{})
+}
+
+func (a *AM) blocklistTerminated() string {
+	return fmt.Sprintf("Job %s has terminated: the blocklist can no longer change", a.cfg.JobID)
 }

@@ -1,7 +1,6 @@
 package am
 
 import (
-	"errors"
 	"fmt"
 	"net/http"
 	"strings"
@@ -167,12 +166,8 @@ func (a *AM) patchJob(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "Invalid mode "+mode+": expected cancel")
 		return
 	}
-	switch err := a.mutate(r.Context(), func() { a.step(core.CancelJob{}) }); {
-	case errors.Is(err, errJobTerminated):
-		writeError(w, http.StatusConflict, "Job "+a.cfg.JobID+" has already terminated")
-		return
-	case err != nil:
-		writeError(w, http.StatusServiceUnavailable, err.Error())
+	err := a.mutate(r.Context(), func() { a.step(core.CancelJob{}) })
+	if writeMutateError(w, err, "Job "+a.cfg.JobID+" has already terminated") {
 		return
 	}
 	a.log.Info("cancel requested over REST", "remote", r.RemoteAddr)

@@ -56,13 +56,10 @@ func (a *AM) putRequirements(w http.ResponseWriter, r *http.Request) {
 	defer a.api.updating.Store(false)
 	var uerr error
 	err := a.mutate(r.Context(), func() { uerr = a.updateRequirements(req) })
+	if writeMutateError(w, err, fmt.Sprintf("Job %s has terminated: its resource requirements can no longer change", a.cfg.JobID)) {
+		return
+	}
 	switch {
-	case errors.Is(err, errJobTerminated):
-		writeError(w, http.StatusConflict, fmt.Sprintf("Job %s has terminated: its resource requirements can no longer change", a.cfg.JobID))
-		return
-	case err != nil:
-		writeError(w, http.StatusServiceUnavailable, err.Error())
-		return
 	case errors.Is(uerr, core.ErrReactiveRequirements):
 		writeError(w, http.StatusConflict, fmt.Sprintf("Job %s runs in reactive mode (execution-mode: reactive): its parallelism follows "+
 			"the TaskManagers it gets, up to each vertex's maxParallelism. Add or stop TaskManagers to rescale it, or restart "+

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"sync"
 	"sync/atomic"
 
@@ -111,4 +112,19 @@ func (a *AM) mutate(ctx context.Context, f func()) error {
 	}
 	<-t.done
 	return nil
+}
+
+// writeMutateError answers a mutate that failed: 409 with terminated (what can no longer
+// change) once the job has ended, 503 when the event loop did not answer in time. It
+// reports whether it wrote a response.
+func writeMutateError(w http.ResponseWriter, err error, terminated string) bool {
+	switch {
+	case errors.Is(err, errJobTerminated):
+		writeError(w, http.StatusConflict, terminated)
+	case err != nil:
+		writeError(w, http.StatusServiceUnavailable, err.Error())
+	default:
+		return false
+	}
+	return true
 }
