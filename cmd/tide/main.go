@@ -1,16 +1,10 @@
-// Command tide is tide's one binary: the AM (jobmanager), the TaskManager
-// (taskmanager), the local launcher (run --target local) and the client commands.
+// Command tide is the stock tide binary: tidecli with the example jobs (TopSpeedWindowing,
+// WordCount, CheckableCount). A user's own binary is the same three lines with their jobs.
 package main
 
 import (
-	"fmt"
-	"os"
+	_ "github.com/tidestream/tide/examples"
+	"github.com/tidestream/tide/tidecli"
 )
 
-func main() {
-	app := newApp()
-	if err := app.Run(interleaveArgs(app, normalizeArgs(os.Args))); err != nil {
-		fmt.Fprintf(os.Stderr, "tide: %s\n", err)
-		os.Exit(exitCode(err))
-	}
-}
+func main() { tidecli.Main() }
