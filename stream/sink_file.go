@@ -9,8 +9,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strconv"
-	"strings"
 )
 
 // FileSink writes one line per record (format(v) plus "\n") into part files in dir, exactly
@@ -96,14 +94,10 @@ func (o *fileSinkOp[T]) cleanup() error {
 	if err != nil {
 		return fmt.Errorf("file sink %s: listing %s: %w", o.rt.OperatorID, o.dir, err)
 	}
-	prefix := "." + o.rt.OperatorID + "-"
 	for _, e := range entries {
 		name := e.Name()
-		if !strings.HasPrefix(name, prefix) || !strings.HasSuffix(name, ".inprogress") {
-			continue
-		}
-		attempt, err := strconv.ParseInt(strings.SplitN(strings.TrimPrefix(name, prefix), "-", 2)[0], 10, 64)
-		if err != nil || attempt >= o.rt.Attempt {
+		run, attempt, ok := hiddenPart(name, o.rt.OperatorID)
+		if !ok || !olderAttempt(run, attempt, o.rt) {
 			continue
 		}
 		if err := os.Remove(filepath.Join(o.dir, name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
@@ -130,15 +124,10 @@ func (o *fileSinkOp[T]) commit(p pendingFile) error {
 }
 
 func (o *fileSinkOp[T]) openFile() error {
-	attempt := strconv.FormatInt(o.rt.Attempt, 10)
-	if o.rt.RunID != "" {
-		// Attempt numbers start again in a recovered AM: the run id keeps names unique.
-		attempt = o.rt.RunID + "." + attempt
-	}
-	base := fmt.Sprintf("%s-%s-%d-%d", o.rt.OperatorID, attempt, o.rt.Subtask, o.seq)
+	base := partBase(o.rt, o.seq)
 	o.seq++
-	o.curTmp = "." + base + ".inprogress"
-	o.curFin = "part-" + base
+	o.curTmp = "." + base + inProgressSuffix
+	o.curFin = partPrefix + base
 	f, err := os.OpenFile(filepath.Join(o.dir, o.curTmp), os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)
 	if err != nil {
 		return fmt.Errorf("file sink %s: creating %s: %w", o.rt.OperatorID, o.curTmp, err)
