@@ -51,13 +51,17 @@ type WatcherOptions struct {
 // WatcherStats counts what the Watcher did; expose them as metrics.
 type WatcherStats struct {
 	Reloads  uint64 // accepted changes delivered
-	Failures uint64 // changed files rejected (unreadable, unparsable, invalid)
+	Failures uint64 // changed files rejected (unreadable, unparsable, invalid, empty)
+	Unstable uint64 // second reads that differed from the first (file still being written)
 }
 
 // Watcher reloads the configuration when the file in its directory changes. It watches the
 // directory, so a file replaced by rename (editors) or by a symlink swap (Kubernetes ConfigMaps
 // update "..data") is seen like an in-place write; after each burst of events it re-reads the
-// file through its symlinks and compares the bytes with the last ones it read.
+// file through its symlinks and compares the bytes with the last ones it read. A changed file is
+// applied only when a second read one quiet period later returns the same bytes, with no file
+// event in between, and the whole file parses and validates; otherwise the configuration in
+// effect stays and the log says why.
 type Watcher struct {
 	opts     WatcherOptions
 	dynamic  []Entry
@@ -66,8 +70,14 @@ type Watcher struct {
 	failures atomic.Uint64
 	ready    chan struct{}
 	started  atomic.Bool
-	lastData []byte // last content read; only the Run goroutine touches it
+	unstable atomic.Uint64
+	lastData []byte // last content applied or rejected; only the Run goroutine touches it
 	readOnce bool
+	// hadContent: the configuration in effect came from a non-empty file.
+	hadContent bool
+	// pending is a changed content read once and waiting for a second, identical read.
+	pending     []byte
+	pendingPath string
 	// newTimer makes the debounce timer; tests replace it.
 	newTimer func(time.Duration) (<-chan time.Time, func() bool)
 }
@@ -106,7 +116,7 @@ func (w *Watcher) Current() *Config { return w.current.Load() }
 
 // Stats returns the reload and failure counts so far.
 func (w *Watcher) Stats() WatcherStats {
-	return WatcherStats{Reloads: w.reloads.Load(), Failures: w.failures.Load()}
+	return WatcherStats{Reloads: w.reloads.Load(), Failures: w.failures.Load(), Unstable: w.unstable.Load()}
 }
 
 // Ready is closed once the directory is being watched; changes made after that are seen.
@@ -129,18 +139,32 @@ func (w *Watcher) Run(ctx context.Context) error {
 	close(w.ready)
 	w.opts.Logger.Info("watching configuration directory", "dir", w.opts.Dir, "debounce", w.opts.Debounce)
 	// Catch a change made between Load and the start of the watch.
-	w.check()
+	w.firstRead()
 	return w.loop(ctx, fw.Events, fw.Errors)
 }
 
-// loop debounces file events and reloads after each quiet period.
+// loop debounces file events and reloads after each quiet period. A file is applied only when it
+// reads the same twice, one quiet period apart, with no file event in between: a writer that
+// rewrites the file in place (truncate, then write in chunks) is never caught half-way unless it
+// pauses for longer than two quiet periods.
 func (w *Watcher) loop(ctx context.Context, events <-chan fsnotify.Event, errs <-chan error) error {
-	var fire <-chan time.Time
-	stop := func() bool { return false }
-	defer func() { stop() }()
+	var fire, settle <-chan time.Time
+	stopFire := func() bool { return false }
+	stopSettle := func() bool { return false }
+	defer func() { stopFire(); stopSettle() }()
 	arm := func() {
-		stop()
-		fire, stop = w.newTimer(w.opts.Debounce)
+		// Any event restarts the wait: a read taken before it no longer counts as stable.
+		stopSettle()
+		settle, w.pending = nil, nil
+		stopFire()
+		fire, stopFire = w.newTimer(w.opts.Debounce)
+	}
+	armSettle := func() {
+		stopSettle()
+		settle, stopSettle = w.newTimer(w.opts.Debounce)
+	}
+	if w.pending != nil {
+		armSettle()
 	}
 	for {
 		select {
@@ -163,35 +187,91 @@ func (w *Watcher) loop(ctx context.Context, events <-chan fsnotify.Event, errs <
 			arm()
 		case <-fire:
 			fire = nil
-			w.check()
+			if w.firstRead() {
+				armSettle()
+			}
+		case <-settle:
+			settle = nil
+			if w.secondRead() {
+				armSettle()
+			}
 		}
 	}
 }
 
-// check re-reads the file and, if its content changed, parses, validates and diffs it, then
-// delivers the result.
-func (w *Watcher) check() {
-	path, err := ConfigFile(w.opts.Dir)
-	var data []byte
-	if err == nil {
-		data, err = os.ReadFile(path)
-		if err != nil {
-			err = fmt.Errorf("read configuration file %s: %w", path, err)
-		}
-	}
+// firstRead reads the file after a quiet period; it reports whether the content differs from the
+// last one applied or rejected, in which case it is kept as pending until a second read confirms
+// it.
+func (w *Watcher) firstRead() bool {
+	path, data, err := w.read()
 	if err != nil {
 		w.fail(err)
-		return
+		return false
 	}
 	if w.readOnce && bytes.Equal(data, w.lastData) {
+		w.pending = nil
+		return false
+	}
+	w.pending, w.pendingPath = data, path
+	return true
+}
+
+// secondRead re-reads the file one quiet period after firstRead. If the bytes are the same, the
+// file is applied (or rejected); if not, it is still being written, and it reports that another
+// read is needed.
+func (w *Watcher) secondRead() bool {
+	if w.pending == nil {
+		return false
+	}
+	path, data, err := w.read()
+	if err != nil {
+		w.pending = nil
+		w.fail(err)
+		return false
+	}
+	if path != w.pendingPath || !bytes.Equal(data, w.pending) {
+		w.opts.Logger.Info("configuration file is still changing; keeping the current configuration until two reads agree",
+			"file", path, "first_bytes", len(w.pending), "second_bytes", len(data))
+		w.unstable.Add(1)
+		if w.readOnce && bytes.Equal(data, w.lastData) {
+			w.pending = nil
+			return false
+		}
+		w.pending, w.pendingPath = data, path
+		return true
+	}
+	w.pending = nil
+	w.apply(path, data)
+	return false
+}
+
+func (w *Watcher) read() (string, []byte, error) {
+	path, err := ConfigFile(w.opts.Dir)
+	if err != nil {
+		return "", nil, err
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return path, nil, fmt.Errorf("read configuration file %s: %w", path, err)
+	}
+	return path, data, nil
+}
+
+// apply parses, validates and diffs a stable file, then delivers the result.
+func (w *Watcher) apply(path string, data []byte) {
+	w.lastData, w.readOnce = data, true
+	if len(bytes.TrimSpace(data)) == 0 && w.hadContent {
+		// An editor or script that truncates the file and then stalls leaves it empty; applying that
+		// would reset every key to its default at once.
+		w.fail(fmt.Errorf("configuration file %s is empty; an empty file is never applied (write at least one key or a comment line)", path))
 		return
 	}
-	w.lastData, w.readOnce = data, true
 	cfg, warnings, err := loadBytes(data, path, w.dynamic)
 	if err != nil {
 		w.fail(err)
 		return
 	}
+	w.hadContent = len(bytes.TrimSpace(data)) > 0
 	old := w.current.Load()
 	changes := cfg.Diff(old)
 	w.current.Store(cfg)

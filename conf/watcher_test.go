@@ -327,6 +327,28 @@ func TestWatcherDebounce(t *testing.T) {
 		}
 	}
 	timers[len(timers)-1].c <- time.Now()
+	// The quiet period read the file once; a second read one quiet period later must agree before
+	// anything is applied.
+	settle := <-armed
+	select {
+	case r := <-delivered:
+		t.Fatalf("applied after one read: %+v", r.Changes)
+	default:
+	}
+	// The file changes between the two reads (its event still in flight): not applied, and the
+	// wait starts over from the new content.
+	writeFile(t, path, "jobmanager.adaptive-scheduler.min-parallelism-increase: 9\nrest.port: 1\n")
+	settle.c <- time.Now()
+	settle = <-armed
+	select {
+	case r := <-delivered:
+		t.Fatalf("applied a file that changed between two reads: %+v", r.Changes)
+	default:
+	}
+	writeFile(t, path, "jobmanager.adaptive-scheduler.min-parallelism-increase: 9\n")
+	settle.c <- time.Now()
+	settle = <-armed
+	settle.c <- time.Now()
 	select {
 	case r := <-delivered:
 		if MinParallelismIncrease.Get(r.Config) != 9 {
@@ -341,6 +363,9 @@ func TestWatcherDebounce(t *testing.T) {
 	}
 	if n := reloads.Load(); n != 1 {
 		t.Fatalf("%d reloads; want 1", n)
+	}
+	if s := w.Stats(); s.Unstable != 2 {
+		t.Fatalf("stats = %+v; want 2 unstable second reads", s)
 	}
 	if len(armed) != 0 {
 		t.Fatalf("chmod event armed a timer")
