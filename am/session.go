@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/tidestream/tide/core"
 	"github.com/tidestream/tide/rpc"
@@ -14,6 +16,11 @@ import (
 // sendQueue bounds what the AM buffers for one TaskManager; a TaskManager that lets it
 // fill up is too slow to be useful and is disconnected.
 const sendQueue = 4096
+
+// flushWait bounds how long a session that was given a last message (Disconnect,
+// Rejected) waits for it to be written before its stream is cut anyway: a TaskManager that
+// stopped reading cannot hold the connection open.
+const flushWait = 5 * time.Second
 
 // session is one TaskManager's live connection. The loop sends through it without ever
 // blocking; a writer goroutine drains the queue onto the gRPC stream.
@@ -29,6 +36,8 @@ type session struct {
 
 	closeOnce sync.Once
 	done      chan struct{}
+	// final: sendAndClose queued the last message; close then lets the writer deliver it.
+	final atomic.Bool
 }
 
 var errQueueFull = errors.New("send queue full")
@@ -51,12 +60,19 @@ func (s *session) send(msg *rpc.JobManagerMessage) {
 // sendAndClose queues msg as the last message, then ends the stream after it is written.
 func (s *session) sendAndClose(msg *rpc.JobManagerMessage) {
 	s.send(msg)
+	s.final.Store(true)
 	s.closeOnce.Do(func() { close(s.done) })
 }
 
-// close ends the stream at once.
+// close ends the stream. After sendAndClose it does not cut the last message off: the
+// writer ends the stream once that message is written (see writeLoop), and the stream is
+// cancelled anyway after flushWait. Otherwise the stream ends at once.
 func (s *session) close(cause error) {
 	s.closeOnce.Do(func() { close(s.done) })
+	if s.final.Load() {
+		time.AfterFunc(flushWait, func() { s.cancel(cause) })
+		return
+	}
 	s.cancel(cause)
 }
 
