@@ -1,26 +1,15 @@
 package tidecli
 
 import (
-	"encoding/json"
-	"fmt"
 	"math"
-	"net/url"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
-)
 
-// blockedNodeInfo is one node of GET /blocklist and the answer to PUT (FLIP-224).
-type blockedNodeInfo struct {
-	Action         string   `json:"action"`
-	StartTimestamp int64    `json:"startTimestamp,string"`
-	EndTimestamp   int64    `json:"endTimestamp,string"`
-	Cause          string   `json:"cause"`
-	TaskManagers   []string `json:"taskManagers"`
-}
+	"github.com/tidestream/tide/api"
+)
 
 func blocklistCommand() *cli.Command {
 	return &cli.Command{
@@ -39,8 +28,8 @@ func blocklistListCommand() *cli.Command {
 		Flags:        clientFlags(),
 		OnUsageError: onUsageError,
 		Action: clientAction(func(c *cli.Context, cc *clientCommand) error {
-			var nodes map[string]blockedNodeInfo
-			if err := cc.api.do(c.Context, "GET", "/blocklist", nil, &nodes); err != nil {
+			nodes, err := cc.api.Blocklist(c.Context)
+			if err != nil {
 				return err
 			}
 			if cc.json {
@@ -84,27 +73,19 @@ func blocklistAddCommand() *cli.Command {
 			&cli.BoolFlag{Name: "merge", Usage: "merge with an existing block of the node instead of failing"}),
 		OnUsageError: onUsageError,
 		Action: nodeAction(checkBlockTimeout, func(c *cli.Context, cc *clientCommand, node string) error {
-			action := "MARK_BLOCKED"
+			req := api.BlockNodeRequest{Action: api.ActionMarkBlocked, Cause: c.String("cause"), AllowMerge: c.Bool("merge")}
 			if c.Bool("evacuate") {
-				action = "MARK_BLOCKED_AND_EVACUATE_TASKS"
+				req.Action = api.ActionMarkBlockedAndEvacuate
 			}
-			body := map[string]string{"action": action, "cause": c.String("cause")}
 			if c.IsSet("timeout") {
-				body["endTimestamp"] = strconv.FormatInt(time.Now().Add(c.Duration("timeout")).UnixMilli(), 10)
+				req.EndTimestamp = time.Now().Add(c.Duration("timeout")).UnixMilli()
 			}
-			if c.Bool("merge") {
-				body["allowMerge"] = "true"
-			}
-			var info json.RawMessage
-			if err := cc.api.do(c.Context, "PUT", "/blocklist/nodes/"+url.PathEscape(node), body, &info); err != nil {
+			n, err := cc.api.BlockNode(c.Context, node, req)
+			if err != nil {
 				return err
 			}
 			if cc.json {
-				return cc.printJSON(map[string]json.RawMessage{node: info})
-			}
-			var n blockedNodeInfo
-			if err := json.Unmarshal(info, &n); err != nil {
-				return fmt.Errorf("PUT /blocklist/nodes/%s: unexpected answer: %w", node, err)
+				return cc.printJSON(api.Blocklist{node: n})
 			}
 			cc.progress("Node %s blocked (%s) until %s: %s.", node, n.Action, fmtEnd(n.EndTimestamp), n.Cause)
 			return nil
@@ -128,7 +109,7 @@ func blocklistRemoveCommand() *cli.Command {
 		Flags:        clientFlags(),
 		OnUsageError: onUsageError,
 		Action: nodeAction(nil, func(c *cli.Context, cc *clientCommand, node string) error {
-			if err := cc.api.do(c.Context, "DELETE", "/blocklist/node/"+url.PathEscape(node), nil, nil); err != nil {
+			if err := cc.api.UnblockNode(c.Context, node); err != nil {
 				return err
 			}
 			if cc.json {

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/urfave/cli/v2"
+
+	"github.com/tidestream/tide/api"
 )
 
 func cancelCommand() *cli.Command {
@@ -18,8 +20,8 @@ tasks and exits. With --wait, waits until the job is CANCELED (or the AM has exi
 		Flags: append(clientFlags(),
 			&cli.DurationFlag{Name: "wait", Usage: "wait up to this long for the job to be CANCELED (0: do not wait)"}),
 		OnUsageError: onUsageError,
-		Action: jobAction(nil, func(c *cli.Context, cc *clientCommand, j jobSummary) error {
-			if err := cc.api.do(c.Context, "PATCH", "/jobs/"+j.JID+"?mode=cancel", nil, nil); err != nil {
+		Action: jobAction(nil, func(c *cli.Context, cc *clientCommand, j api.JobOverview) error {
+			if err := cc.api.CancelJob(c.Context, j.JID); err != nil {
 				return err
 			}
 			cc.progress("Cancellation of job %s (%s) requested.", j.JID, j.Name)
@@ -46,16 +48,12 @@ func waitCanceled(ctx context.Context, cc *clientCommand, jobID string, wait tim
 	defer cancel()
 	last := "CANCELLING"
 	for {
-		var st struct {
-			Status string `json:"status"`
-		}
-		err := cc.api.do(ctx, "GET", "/jobs/"+jobID+"/status", nil, &st)
+		state, err := cc.api.JobState(ctx, jobID)
 		switch {
 		case err == nil:
-			last = st.Status
-			switch st.Status {
-			case "CANCELED", "FINISHED", "FAILED", "SUSPENDED":
-				return st.Status, nil
+			last = state
+			if api.IsTerminal(state) {
+				return state, nil
 			}
 		case exitCode(err) == exitUnreachable:
 			return "CANCELED", nil // the AM exits once the job is cancelled

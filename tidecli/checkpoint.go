@@ -1,9 +1,12 @@
 package tidecli
 
 import (
+	"context"
 	"time"
 
 	"github.com/urfave/cli/v2"
+
+	"github.com/tidestream/tide/api"
 )
 
 func checkpointCommand() *cli.Command {
@@ -17,16 +20,21 @@ completes or fails; prints the checkpoint id.`,
 			&cli.StringFlag{Name: "type", Value: "CONFIGURED", Usage: "checkpointType: CONFIGURED, FULL or INCREMENTAL"},
 			&cli.DurationFlag{Name: "wait", Value: 10 * time.Minute, Usage: "give up waiting after this long"}),
 		OnUsageError: onUsageError,
-		Action: jobAction(checkCheckpointType, func(c *cli.Context, cc *clientCommand, j jobSummary) error {
-			op, raw, err := cc.trigger(c.Context, "Checkpoint of job "+j.JID, "/jobs/"+j.JID+"/checkpoints",
-				map[string]string{"checkpointType": c.String("type")}, c.Duration("wait"))
+		Action: jobAction(checkCheckpointType, func(c *cli.Context, cc *clientCommand, j api.JobOverview) error {
+			op, err := cc.trigger(c.Context, "Checkpoint of job "+j.JID, "/jobs/"+j.JID+"/checkpoints", c.Duration("wait"),
+				func(ctx context.Context) (string, error) {
+					return cc.api.TriggerCheckpoint(ctx, j.JID, api.CheckpointTriggerRequest{CheckpointType: c.String("type")})
+				},
+				func(ctx context.Context, id string) (api.AsyncOperation, error) {
+					return cc.api.CheckpointOperation(ctx, j.JID, id)
+				})
 			if err != nil {
 				return err
 			}
 			if cc.json {
-				return cc.printJSON(map[string]any{"jid": j.JID, "operation": raw})
+				return cc.printJSON(map[string]any{"jid": j.JID, "operation": op.Operation})
 			}
-			cc.progress("Checkpoint %d of job %s completed.", op.CheckpointID, j.JID)
+			cc.progress("Checkpoint %d of job %s completed.", result(op).CheckpointID, j.JID)
 			return nil
 		}),
 	}

@@ -1,11 +1,9 @@
 package tidecli
 
 import (
-	"context"
-	"encoding/json"
-	"fmt"
-
 	"github.com/urfave/cli/v2"
+
+	"github.com/tidestream/tide/api"
 )
 
 // The client commands share one shape: read the arguments, check the flags that need no
@@ -49,7 +47,7 @@ func nodeAction(check func(c *cli.Context) error, run func(c *cli.Context, cc *c
 
 // jobAction is the Action of a command on one JOB: check (nil: none) sees the JOB
 // argument before the AM is contacted; run gets the job JOB resolves to.
-func jobAction(check func(c *cli.Context, ref string) error, run func(c *cli.Context, cc *clientCommand, j jobSummary) error) cli.ActionFunc {
+func jobAction(check func(c *cli.Context, ref string) error, run func(c *cli.Context, cc *clientCommand, j api.JobOverview) error) cli.ActionFunc {
 	return func(c *cli.Context) error {
 		ref, err := jobArg(c)
 		if err != nil {
@@ -64,26 +62,10 @@ func jobAction(check func(c *cli.Context, ref string) error, run func(c *cli.Con
 		if err != nil {
 			return err
 		}
-		j, err := cc.api.resolveJob(c.Context, ref)
+		j, err := resolveJob(c.Context, cc.api, ref)
 		if err != nil {
 			return err
 		}
 		return run(c, cc, j)
 	}
-}
-
-// getForTable GETs path. With --json it prints the AM's answer as it is and returns
-// printed; otherwise it decodes the answer into out for a table.
-func (cc *clientCommand) getForTable(ctx context.Context, path string, out any) (printed bool, err error) {
-	var raw json.RawMessage
-	if err := cc.api.do(ctx, "GET", path, nil, &raw); err != nil {
-		return false, err
-	}
-	if cc.json {
-		return true, cc.printJSON(raw)
-	}
-	if err := json.Unmarshal(raw, out); err != nil {
-		return false, fmt.Errorf("GET %s: unexpected answer: %w", path, err)
-	}
-	return false, nil
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/tidestream/tide/api"
 	"github.com/tidestream/tide/conf"
 )
 
@@ -21,7 +22,7 @@ const (
 	envRESTToken  = "TIDE_REST_TOKEN"
 )
 
-const defaultJobManager = "localhost:8081"
+const defaultJobManager = api.DefaultAddress
 
 // clientFlags are on every command that talks to an AM.
 func clientFlags() []cli.Flag {
@@ -37,7 +38,7 @@ func clientFlags() []cli.Flag {
 
 // clientCommand is the shared setup of a client command: its REST client and output.
 type clientCommand struct {
-	api  *restClient
+	api  *api.Client
 	out  io.Writer
 	json bool
 }
@@ -53,11 +54,11 @@ func newClientCommand(c *cli.Context) (*clientCommand, error) {
 			token = cToken
 		}
 	}
-	api, err := newRESTClient(addr, token)
+	client, err := api.NewClient(api.Config{Address: addr, Token: token})
 	if err != nil {
-		return nil, err
+		return nil, usagef("-m/--jobmanager: %v", err)
 	}
-	return &clientCommand{api: api, out: c.App.Writer, json: c.Bool("json")}, nil
+	return &clientCommand{api: client, out: c.App.Writer, json: c.Bool("json")}, nil
 }
 
 // addressFromConfig reads rest.address, rest.port and the token from the configuration, the

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -12,6 +11,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/tidestream/tide/api"
 )
 
 const testJobID = "a1b2c3d4e5f60718293a4b5c6d7e8f90"
@@ -21,11 +22,11 @@ type fakeAM struct {
 	token string
 
 	mu         sync.Mutex
-	reqs       map[string]vertexRequirements
-	puts       []map[string]vertexRequirements
+	reqs       api.ResourceRequirements
+	puts       []api.ResourceRequirements
 	cancels    int
 	polls      int
-	blocked    map[string]blockedNodeInfo
+	blocked    map[string]api.BlockedNode
 	failNext   string // failure cause of the next trigger
 	failStatus string // and its status: COMPLETED (Flink) or FAILED (tide)
 	lastBody   map[string]any
@@ -33,11 +34,11 @@ type fakeAM struct {
 
 func newFakeAM(t *testing.T) (*fakeAM, *httptest.Server) {
 	f := &fakeAM{
-		reqs: map[string]vertexRequirements{
-			"source": {Parallelism: bounds{1, 4}},
-			"window": {Parallelism: bounds{1, 4}},
+		reqs: api.ResourceRequirements{
+			"source": {Parallelism: api.Bounds{LowerBound: 1, UpperBound: 4}},
+			"window": {Parallelism: api.Bounds{LowerBound: 1, UpperBound: 4}},
 		},
-		blocked: map[string]blockedNodeInfo{},
+		blocked: map[string]api.BlockedNode{},
 	}
 	srv := httptest.NewServer(f.handler())
 	t.Cleanup(srv.Close)
@@ -95,7 +96,7 @@ func (f *fakeAM) handler() http.Handler {
 		if !f.authorized(w, r) {
 			return
 		}
-		var body map[string]vertexRequirements
+		var body api.ResourceRequirements
 		dec := json.NewDecoder(r.Body)
 		dec.DisallowUnknownFields()
 		if err := dec.Decode(&body); err != nil {
@@ -202,7 +203,7 @@ func (f *fakeAM) handler() http.Handler {
 		if e, ok := body["endTimestamp"]; ok {
 			fmt.Sscan(e, &end)
 		}
-		f.blocked[id] = blockedNodeInfo{Action: body["action"], StartTimestamp: 1700000000000, EndTimestamp: end, Cause: body["cause"]}
+		f.blocked[id] = api.BlockedNode{Action: body["action"], StartTimestamp: 1700000000000, EndTimestamp: end, Cause: body["cause"]}
 		writeBody(w, 201, f.blocked[id])
 	})
 	mux.HandleFunc("DELETE /blocklist/node/{node}", func(w http.ResponseWriter, r *http.Request) {
@@ -340,7 +341,7 @@ func TestClientRescaleSendsEveryVertex(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, out)
 	}
-	want := map[string]vertexRequirements{"source": {Parallelism: bounds{1, 4}}, "window": {Parallelism: bounds{2, 3}}}
+	want := api.ResourceRequirements{"source": {Parallelism: api.Bounds{LowerBound: 1, UpperBound: 4}}, "window": {Parallelism: api.Bounds{LowerBound: 2, UpperBound: 3}}}
 	if len(f.puts) != 1 || !reflect.DeepEqual(f.puts[0], want) {
 		t.Fatalf("PUT bodies %+v, want one with %+v", f.puts, want)
 	}
@@ -476,20 +477,20 @@ func TestInterleaveArgs(t *testing.T) {
 func TestParseParallelism(t *testing.T) {
 	tests := []struct {
 		in   string
-		want bounds
+		want api.Bounds
 		ok   bool
 	}{
-		{"2..8", bounds{2, 8}, true},
-		{"4", bounds{4, 4}, true},
-		{"-1..6", bounds{-1, 6}, true},
-		{"2..-1", bounds{2, -1}, true},
-		{" 3 .. 5 ", bounds{3, 5}, true},
-		{"8..2", bounds{}, false},
-		{"0..2", bounds{}, false},
-		{"a..2", bounds{}, false},
-		{"2..", bounds{}, false},
-		{"", bounds{}, false},
-		{"-2", bounds{}, false},
+		{"2..8", api.Bounds{LowerBound: 2, UpperBound: 8}, true},
+		{"4", api.Bounds{LowerBound: 4, UpperBound: 4}, true},
+		{"-1..6", api.Bounds{LowerBound: -1, UpperBound: 6}, true},
+		{"2..-1", api.Bounds{LowerBound: 2, UpperBound: -1}, true},
+		{" 3 .. 5 ", api.Bounds{LowerBound: 3, UpperBound: 5}, true},
+		{"8..2", api.Bounds{}, false},
+		{"0..2", api.Bounds{}, false},
+		{"a..2", api.Bounds{}, false},
+		{"2..", api.Bounds{}, false},
+		{"", api.Bounds{}, false},
+		{"-2", api.Bounds{}, false},
 	}
 	for _, tt := range tests {
 		got, err := parseParallelism(tt.in)
@@ -528,7 +529,7 @@ func FuzzParseParallelism(f *testing.F) {
 }
 
 func TestMatchJob(t *testing.T) {
-	jobs := []jobSummary{
+	jobs := []api.JobOverview{
 		{JID: "aaaa1111", Name: "WordCount"},
 		{JID: "aaaa2222", Name: "TopSpeedWindowing"},
 		{JID: "bbbb3333", Name: "WordCount"},
@@ -559,37 +560,6 @@ func TestMatchJob(t *testing.T) {
 	}
 	if _, err := matchJob(nil, "x", "h:1"); err == nil || !strings.Contains(err.Error(), "runs no job") {
 		t.Errorf("matchJob on no jobs: %v", err)
-	}
-}
-
-func TestRESTClientErrors(t *testing.T) {
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		switch r.URL.Path {
-		case "/plain":
-			w.WriteHeader(500)
-			io.WriteString(w, "boom")
-		case "/notjson":
-			io.WriteString(w, "<html>")
-		}
-	}))
-	defer srv.Close()
-	c, err := newRESTClient(srv.URL, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	err = c.do(t.Context(), "GET", "/plain", nil, nil)
-	if exitCode(err) != exitError || !strings.Contains(err.Error(), "answered 500: boom") {
-		t.Errorf("plain error: %v", err)
-	}
-	var v map[string]any
-	err = c.do(t.Context(), "GET", "/notjson", nil, &v)
-	if err == nil || !strings.Contains(err.Error(), "not the expected JSON") {
-		t.Errorf("non-JSON answer: %v", err)
-	}
-	for _, bad := range []string{"", "ftp://x:1", "host", "http://"} {
-		if _, err := newRESTClient(bad, ""); exitCode(err) != exitUsage {
-			t.Errorf("newRESTClient(%q) = %v, want a usage error", bad, err)
-		}
 	}
 }
 

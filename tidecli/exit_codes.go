@@ -3,6 +3,8 @@ package tidecli
 import (
 	"errors"
 	"fmt"
+
+	"github.com/tidestream/tide/api"
 )
 
 // Exit codes of tide, stable for scripts.
@@ -28,7 +30,7 @@ func usagef(format string, args ...any) error {
 // exitCode maps a command's error to the process exit code.
 func exitCode(err error) int {
 	var ue *usageError
-	var ur *unreachableError
+	var ur *api.UnreachableError
 	switch {
 	case err == nil:
 		return exitOK

@@ -4,6 +4,8 @@ import (
 	"strconv"
 
 	"github.com/urfave/cli/v2"
+
+	"github.com/tidestream/tide/api"
 )
 
 func listCommand() *cli.Command {
@@ -14,12 +16,12 @@ func listCommand() *cli.Command {
 		Flags:        clientFlags(),
 		OnUsageError: onUsageError,
 		Action: clientAction(func(c *cli.Context, cc *clientCommand) error {
-			jobs, err := cc.api.jobsOverview(c.Context)
+			jobs, err := cc.api.Jobs(c.Context)
 			if err != nil {
 				return err
 			}
 			if cc.json {
-				return cc.printJSON(map[string]any{"jobs": jobs})
+				return cc.printJSON(api.JobsOverview{Jobs: jobs})
 			}
 			if len(jobs) == 0 {
 				cc.progress("No jobs.")

@@ -1,16 +1,10 @@
 package tidecli
 
-import "github.com/urfave/cli/v2"
+import (
+	"github.com/urfave/cli/v2"
 
-// taskManagerEntry is one entry of GET /taskmanagers.
-type taskManagerEntry struct {
-	ID                     string `json:"id"`
-	Node                   string `json:"node"`
-	SlotsNumber            int    `json:"slotsNumber"`
-	FreeSlots              int    `json:"freeSlots"`
-	TimeSinceLastHeartbeat int64  `json:"timeSinceLastHeartbeat"`
-	Blocked                bool   `json:"blocked"`
-}
+	"github.com/tidestream/tide/api"
+)
 
 func taskManagersCommand() *cli.Command {
 	return &cli.Command{
@@ -20,18 +14,19 @@ func taskManagersCommand() *cli.Command {
 		Flags:        clientFlags(),
 		OnUsageError: onUsageError,
 		Action: clientAction(func(c *cli.Context, cc *clientCommand) error {
-			var body struct {
-				TaskManagers []taskManagerEntry `json:"taskmanagers"`
-			}
-			if printed, err := cc.getForTable(c.Context, "/taskmanagers", &body); printed || err != nil {
+			tms, err := cc.api.TaskManagers(c.Context)
+			if err != nil {
 				return err
 			}
-			if len(body.TaskManagers) == 0 {
+			if cc.json {
+				return cc.printJSON(api.TaskManagers{TaskManagers: tms})
+			}
+			if len(tms) == 0 {
 				cc.progress("No TaskManagers are registered (start one with bin/taskmanager.sh start).")
 				return nil
 			}
 			t := newTable(cc.out, "ID", "NODE", "SLOTS", "FREE", "LAST HEARTBEAT", "BLOCKED")
-			for _, tm := range body.TaskManagers {
+			for _, tm := range tms {
 				blocked := "no"
 				if tm.Blocked {
 					blocked = "yes"

@@ -9,49 +9,21 @@ import (
 	"time"
 
 	"github.com/urfave/cli/v2"
+
+	"github.com/tidestream/tide/api"
 )
-
-// bounds is a vertex's parallelism range in FLIP-291's body; -1 means the default bound
-// (1 for lowerBound, maxParallelism for upperBound).
-type bounds struct {
-	LowerBound int `json:"lowerBound"`
-	UpperBound int `json:"upperBound"`
-}
-
-func (b bounds) String() string {
-	side := func(n int) string {
-		if n == -1 {
-			return "default"
-		}
-		return strconv.Itoa(n)
-	}
-	return side(b.LowerBound) + ".." + side(b.UpperBound)
-}
-
-// vertexRequirements is one vertex of GET/PUT /jobs/:jobid/resource-requirements.
-type vertexRequirements struct {
-	Parallelism bounds `json:"parallelism"`
-}
-
-func (c *restClient) requirements(ctx context.Context, jobID string) (map[string]vertexRequirements, error) {
-	var reqs map[string]vertexRequirements
-	if err := c.do(ctx, "GET", "/jobs/"+jobID+"/resource-requirements", nil, &reqs); err != nil {
-		return nil, err
-	}
-	return reqs, nil
-}
 
 // parseParallelism reads "L..U" or "N" (N..N); each bound is a positive number or -1 (the
 // default bound).
-func parseParallelism(s string) (bounds, error) {
-	bad := func(why string) (bounds, error) {
-		return bounds{}, usagef("--parallelism %q: %s; expected L..U (for example 2..8) or N, with positive numbers or -1 for the default bound", s, why)
+func parseParallelism(s string) (api.Bounds, error) {
+	bad := func(why string) (api.Bounds, error) {
+		return api.Bounds{}, usagef("--parallelism %q: %s; expected L..U (for example 2..8) or N, with positive numbers or -1 for the default bound", s, why)
 	}
 	lo, hi, ranged := strings.Cut(strings.TrimSpace(s), "..")
 	if !ranged {
 		hi = lo
 	}
-	var b bounds
+	var b api.Bounds
 	for _, p := range []struct {
 		text string
 		into *int
@@ -93,7 +65,7 @@ runs with each named vertex inside its new range.`,
 }
 
 func runRescale(c *cli.Context) error {
-	var want bounds
+	var want api.Bounds
 	check := func(c *cli.Context, ref string) error {
 		if len(c.StringSlice("vertex")) == 0 {
 			return usagef("rescale needs --vertex V (see the vertices in tide status %s)", ref)
@@ -105,20 +77,20 @@ func runRescale(c *cli.Context) error {
 		want, err = parseParallelism(c.String("parallelism"))
 		return err
 	}
-	return jobAction(check, func(c *cli.Context, cc *clientCommand, j jobSummary) error {
+	return jobAction(check, func(c *cli.Context, cc *clientCommand, j api.JobOverview) error {
 		return rescaleJob(c, cc, j, want)
 	})(c)
 }
 
 // rescaleJob sets the --vertex vertices of job j to want and, with --wait, waits for the
 // job to run in the new range.
-func rescaleJob(c *cli.Context, cc *clientCommand, j jobSummary, want bounds) error {
+func rescaleJob(c *cli.Context, cc *clientCommand, j api.JobOverview, want api.Bounds) error {
 	ctx, names := c.Context, c.StringSlice("vertex")
-	d, _, err := cc.api.job(ctx, j.JID)
+	d, err := cc.api.Job(ctx, j.JID)
 	if err != nil {
 		return err
 	}
-	reqs, err := cc.api.requirements(ctx, j.JID)
+	reqs, err := cc.api.ResourceRequirements(ctx, j.JID)
 	if err != nil {
 		return err
 	}
@@ -126,12 +98,12 @@ func rescaleJob(c *cli.Context, cc *clientCommand, j jobSummary, want bounds) er
 	if err != nil {
 		return err
 	}
-	old := make(map[string]bounds, len(ids))
+	old := make(map[string]api.Bounds, len(ids))
 	for _, id := range ids {
 		old[id] = reqs[id].Parallelism
-		reqs[id] = vertexRequirements{Parallelism: want}
+		reqs[id] = api.VertexRequirements{Parallelism: want}
 	}
-	if err := cc.api.do(ctx, "PUT", "/jobs/"+j.JID+"/resource-requirements", reqs, nil); err != nil {
+	if err := cc.api.SetResourceRequirements(ctx, j.JID, reqs); err != nil {
 		return err
 	}
 	for _, id := range ids {
@@ -149,7 +121,7 @@ func rescaleJob(c *cli.Context, cc *clientCommand, j jobSummary, want bounds) er
 }
 
 // vertexIDs maps the --vertex names to vertex ids of the requirements.
-func vertexIDs(d jobDetail, reqs map[string]vertexRequirements, names []string) ([]string, error) {
+func vertexIDs(d api.JobDetails, reqs api.ResourceRequirements, names []string) ([]string, error) {
 	byName := map[string]string{}
 	for _, v := range d.Vertices {
 		byName[v.Name] = v.ID
@@ -177,13 +149,13 @@ func vertexIDs(d jobDetail, reqs map[string]vertexRequirements, names []string) 
 }
 
 // waitInRange polls the job until it runs with every vertex of ids inside want.
-func waitInRange(ctx context.Context, cc *clientCommand, jobID string, ids []string, want bounds, wait time.Duration) (jobDetail, error) {
+func waitInRange(ctx context.Context, cc *clientCommand, jobID string, ids []string, want api.Bounds, wait time.Duration) (api.JobDetails, error) {
 	ctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
 	cc.progress("Waiting up to %s for the job to run in the new range...", wait)
-	var last jobDetail
+	var last api.JobDetails
 	for {
-		d, _, err := cc.api.job(ctx, jobID)
+		d, err := cc.api.Job(ctx, jobID)
 		if err == nil {
 			last = d
 			if d.State == "RUNNING" && inRange(d, ids, want) {
@@ -204,7 +176,7 @@ func waitInRange(ctx context.Context, cc *clientCommand, jobID string, ids []str
 	}
 }
 
-func inRange(d jobDetail, ids []string, want bounds) bool {
+func inRange(d api.JobDetails, ids []string, want api.Bounds) bool {
 	for _, id := range ids {
 		found := false
 		for _, v := range d.Vertices {
@@ -230,7 +202,7 @@ func inRange(d jobDetail, ids []string, want bounds) bool {
 	return true
 }
 
-func describeVertices(d jobDetail) string {
+func describeVertices(d api.JobDetails) string {
 	parts := make([]string, 0, len(d.Vertices))
 	for _, v := range d.Vertices {
 		parts = append(parts, fmt.Sprintf("%s=%d", v.ID, v.Parallelism))

@@ -5,23 +5,9 @@ import (
 	"strings"
 
 	"github.com/urfave/cli/v2"
-)
 
-// rescaleEntry is one entry of GET /jobs/:jobid/rescales.
-type rescaleEntry struct {
-	ID       int64  `json:"id"`
-	Trigger  string `json:"trigger"`
-	Cause    string `json:"cause"`
-	Outcome  string `json:"outcome"`
-	Start    int64  `json:"start"`
-	Duration int64  `json:"duration"`
-	Attempt  int64  `json:"attempt"`
-	Vertices []struct {
-		Vertex string `json:"vertex"`
-		Before int    `json:"before"`
-		After  int    `json:"after"`
-	} `json:"vertices"`
-}
+	"github.com/tidestream/tide/api"
+)
 
 func rescalesCommand() *cli.Command {
 	return &cli.Command{
@@ -33,19 +19,20 @@ it, its outcome, when it started, how long it took and each vertex's parallelism
 and after.`,
 		Flags:        clientFlags(),
 		OnUsageError: onUsageError,
-		Action: jobAction(nil, func(c *cli.Context, cc *clientCommand, j jobSummary) error {
-			var body struct {
-				Rescales []rescaleEntry `json:"rescales"`
-			}
-			if printed, err := cc.getForTable(c.Context, "/jobs/"+j.JID+"/rescales", &body); printed || err != nil {
+		Action: jobAction(nil, func(c *cli.Context, cc *clientCommand, j api.JobOverview) error {
+			rescales, err := cc.api.Rescales(c.Context, j.JID)
+			if err != nil {
 				return err
 			}
-			if len(body.Rescales) == 0 {
+			if cc.json {
+				return cc.printJSON(rescales)
+			}
+			if len(rescales.Rescales) == 0 {
 				cc.progress("Job %s has not been scheduled yet.", j.JID)
 				return nil
 			}
 			t := newTable(cc.out, "ID", "TRIGGER", "OUTCOME", "STARTED", "TOOK", "ATTEMPT", "PARALLELISM")
-			for _, r := range body.Rescales {
+			for _, r := range rescales.Rescales {
 				var vs []string
 				for _, v := range r.Vertices {
 					vs = append(vs, fmt.Sprintf("%s %d→%d", v.Vertex, v.Before, v.After))

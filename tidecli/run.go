@@ -3,6 +3,7 @@ package tidecli
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -85,7 +86,11 @@ func runRun(c *cli.Context) error {
 	cluster.Describe(out)
 	fmt.Fprintf(out, "  settings:  %s\n", strings.Join(dyn, " "))
 	fmt.Fprintln(out, "Press Ctrl-C to stop.")
-	go newProgress(out, cluster.RESTAddress(), cluster.LogDir()).run(ctx)
+	if p, err := newProgress(out, cluster.RESTAddress(), cluster.LogDir()); err == nil {
+		go p.run(ctx)
+	} else {
+		slog.Warn("not following the job's progress", "err", err)
+	}
 	var addTimer <-chan time.Time
 	if d := c.Duration("add-taskmanager-after"); d > 0 {
 		addTimer = time.After(d)

@@ -3,7 +3,6 @@ package tidecli
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -13,6 +12,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/tidestream/tide/api"
 )
 
 // progress follows a job through its REST API and prints one line whenever what a user
@@ -21,16 +22,18 @@ import (
 // `tide run --target local` shows the job working, not only where its logs are.
 type progress struct {
 	out     io.Writer
-	rest    string
 	logDir  string
-	client  *http.Client
+	client  *api.Client
 	last    string
 	lastOut string
 }
 
-func newProgress(out io.Writer, restAddr, logDir string) *progress {
-	return &progress{out: out, rest: "http://" + restAddr, logDir: logDir,
-		client: &http.Client{Timeout: 2 * time.Second}}
+func newProgress(out io.Writer, restAddr, logDir string) (*progress, error) {
+	client, err := api.NewClient(api.Config{Address: restAddr, HTTPClient: &http.Client{Timeout: 2 * time.Second}})
+	if err != nil {
+		return nil, fmt.Errorf("following the local AM: %w", err)
+	}
+	return &progress{out: out, logDir: logDir, client: client}, nil
 }
 
 // run polls until ctx ends.
@@ -59,30 +62,17 @@ func (p *progress) run(ctx context.Context) {
 
 // describe summarises the job in one line, or reports false while the AM does not answer.
 func (p *progress) describe(ctx context.Context) (string, bool) {
-	var overview struct {
-		Jobs []struct {
-			JID   string `json:"jid"`
-			State string `json:"state"`
-		} `json:"jobs"`
-	}
-	if err := p.get(ctx, "/jobs/overview", &overview); err != nil || len(overview.Jobs) == 0 {
+	jobs, err := p.client.Jobs(ctx)
+	if err != nil || len(jobs) == 0 {
 		return "", false
 	}
-	job := overview.Jobs[0]
-	var details struct {
-		Vertices []struct {
-			Name        string `json:"name"`
-			Parallelism int    `json:"parallelism"`
-		} `json:"vertices"`
-	}
-	if err := p.get(ctx, "/jobs/"+job.JID, &details); err != nil {
+	job := jobs[0]
+	details, err := p.client.Job(ctx, job.JID)
+	if err != nil {
 		return "", false
 	}
-	var cluster struct {
-		TaskManagers int `json:"taskmanagers"`
-		SlotsTotal   int `json:"slots-total"`
-	}
-	if err := p.get(ctx, "/overview", &cluster); err != nil {
+	cluster, err := p.client.Overview(ctx)
+	if err != nil {
 		return "", false
 	}
 	parts := make([]string, 0, len(details.Vertices))
@@ -92,22 +82,6 @@ func (p *progress) describe(ctx context.Context) (string, bool) {
 	sort.Strings(parts)
 	return fmt.Sprintf("job %-11s parallelism %s  (%d TaskManagers, %d slots)",
 		job.State, strings.Join(parts, " "), cluster.TaskManagers, cluster.SlotsTotal), true
-}
-
-func (p *progress) get(ctx context.Context, path string, into any) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, p.rest+path, nil)
-	if err != nil {
-		return err
-	}
-	resp, err := p.client.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("GET %s: %s", path, resp.Status)
-	}
-	return json.NewDecoder(resp.Body).Decode(into)
 }
 
 // sinkLine matches what a print sink writes: "<subtask>> <record>".

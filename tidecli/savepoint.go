@@ -1,9 +1,12 @@
 package tidecli
 
 import (
+	"context"
 	"time"
 
 	"github.com/urfave/cli/v2"
+
+	"github.com/tidestream/tide/api"
 )
 
 func savepointCommand() *cli.Command {
@@ -17,19 +20,20 @@ state.savepoints.dir) and polls until it completes; prints its location.`,
 			&cli.StringFlag{Name: "dir", Aliases: []string{"d"}, Usage: "target `directory` (file:// or hdfs://)"},
 			&cli.DurationFlag{Name: "wait", Value: 10 * time.Minute, Usage: "give up waiting after this long"}),
 		OnUsageError: onUsageError,
-		Action: jobAction(nil, func(c *cli.Context, cc *clientCommand, j jobSummary) error {
-			body := map[string]any{"cancel-job": false}
-			if d := c.String("dir"); d != "" {
-				body["target-directory"] = d
-			}
-			op, raw, err := cc.trigger(c.Context, "Savepoint of job "+j.JID, "/jobs/"+j.JID+"/savepoints", body, c.Duration("wait"))
+		Action: jobAction(nil, func(c *cli.Context, cc *clientCommand, j api.JobOverview) error {
+			req := api.SavepointTriggerRequest{TargetDirectory: c.String("dir")}
+			op, err := cc.trigger(c.Context, "Savepoint of job "+j.JID, "/jobs/"+j.JID+"/savepoints", c.Duration("wait"),
+				func(ctx context.Context) (string, error) { return cc.api.TriggerSavepoint(ctx, j.JID, req) },
+				func(ctx context.Context, id string) (api.AsyncOperation, error) {
+					return cc.api.SavepointOperation(ctx, j.JID, id)
+				})
 			if err != nil {
 				return err
 			}
 			if cc.json {
-				return cc.printJSON(map[string]any{"jid": j.JID, "operation": raw})
+				return cc.printJSON(map[string]any{"jid": j.JID, "operation": op.Operation})
 			}
-			cc.progress("Savepoint of job %s completed: %s", j.JID, op.Location)
+			cc.progress("Savepoint of job %s completed: %s", j.JID, result(op).Location)
 			return nil
 		}),
 	}

@@ -1,46 +1,13 @@
 package tidecli
 
 import (
-	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 
 	"github.com/urfave/cli/v2"
+
+	"github.com/tidestream/tide/api"
 )
-
-// jobDetail is GET /jobs/:jobid (the fields the CLI shows).
-type jobDetail struct {
-	JID        string           `json:"jid"`
-	Name       string           `json:"name"`
-	State      string           `json:"state"`
-	StartTime  int64            `json:"start-time"`
-	Duration   int64            `json:"duration"`
-	Attempt    int64            `json:"attempt"`
-	Timestamps map[string]int64 `json:"timestamps"`
-	Vertices   []vertexDetail   `json:"vertices"`
-}
-
-type vertexDetail struct {
-	ID             string `json:"id"`
-	Name           string `json:"name"`
-	Parallelism    int    `json:"parallelism"`
-	MaxParallelism int    `json:"maxParallelism"`
-	Status         string `json:"status"`
-}
-
-func (c *restClient) job(ctx context.Context, id string) (jobDetail, json.RawMessage, error) {
-	var raw json.RawMessage
-	if err := c.do(ctx, "GET", "/jobs/"+id, nil, &raw); err != nil {
-		return jobDetail{}, nil, err
-	}
-	var d jobDetail
-	if err := json.Unmarshal(raw, &d); err != nil {
-		return jobDetail{}, nil, fmt.Errorf("GET /jobs/%s: unexpected answer: %w", id, err)
-	}
-	return d, raw, nil
-}
 
 func statusCommand() *cli.Command {
 	return &cli.Command{
@@ -51,21 +18,20 @@ func statusCommand() *cli.Command {
 each vertex's resource requirements (lowerBound..upperBound).`,
 		Flags:        clientFlags(),
 		OnUsageError: onUsageError,
-		Action: jobAction(nil, func(c *cli.Context, cc *clientCommand, j jobSummary) error {
-			d, raw, err := cc.api.job(c.Context, j.JID)
+		Action: jobAction(nil, func(c *cli.Context, cc *clientCommand, j api.JobOverview) error {
+			d, err := cc.api.Job(c.Context, j.JID)
 			if err != nil {
 				return err
 			}
-			reqs, err := cc.api.requirements(c.Context, j.JID)
-			var ae *apiError
-			if errors.As(err, &ae) && (ae.status == http.StatusNotFound || ae.status == http.StatusMethodNotAllowed) {
+			reqs, err := cc.api.ResourceRequirements(c.Context, j.JID)
+			if api.IsStatus(err, http.StatusNotFound, http.StatusMethodNotAllowed) {
 				reqs, err = nil, nil // an AM without the endpoint: show what there is
 			}
 			if err != nil {
 				return err
 			}
 			if cc.json {
-				return cc.printJSON(map[string]any{"job": raw, "resource-requirements": reqs})
+				return cc.printJSON(map[string]any{"job": d, "resource-requirements": reqs})
 			}
 			fmt.Fprintf(cc.out, "Job:       %s (%s)\n", d.JID, d.Name)
 			since := ""

@@ -2,107 +2,64 @@ package tidecli
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/tidestream/tide/api"
 )
 
-// triggerStatus is Flink's asynchronous-operation answer:
-// {"status": {"id": "IN_PROGRESS" | "COMPLETED"}, "operation": {...}}.
-type triggerStatus struct {
-	Status struct {
-		ID string `json:"id"`
-	} `json:"status"`
-	Operation json.RawMessage `json:"operation"`
-}
-
-// operationResult is the operation of a completed checkpoint, savepoint or stop.
-type operationResult struct {
-	CheckpointID int64           `json:"checkpointId"`
-	Location     string          `json:"location"`
-	FailureCause json.RawMessage `json:"failure-cause"`
-}
-
-// failure returns the failure cause's message, "" on success.
-func (o operationResult) failure() string {
-	if len(o.FailureCause) == 0 || string(o.FailureCause) == "null" {
-		return ""
+// trigger starts an operation (a checkpoint, savepoint or stop) with start, then polls it
+// by its trigger id until it completes, printing progress. what names it in messages and
+// where names the polling path for the user.
+func (cc *clientCommand) trigger(ctx context.Context, what, where string, wait time.Duration,
+	start func(ctx context.Context) (string, error),
+	poll func(ctx context.Context, triggerID string) (api.AsyncOperation, error)) (api.AsyncOperation, error) {
+	id, err := start(ctx)
+	if err != nil {
+		return api.AsyncOperation{}, err
 	}
-	var s string
-	if json.Unmarshal(o.FailureCause, &s) == nil {
-		return s
+	if id == "" {
+		return api.AsyncOperation{}, fmt.Errorf("POST %s: the AM answered without a request-id", where)
 	}
-	var cause struct {
-		Class      string `json:"class"`
-		Message    string `json:"message"`
-		StackTrace string `json:"stack-trace"`
-	}
-	if json.Unmarshal(o.FailureCause, &cause) == nil {
-		for _, m := range []string{cause.Message, firstLine(cause.StackTrace), cause.Class} {
-			if m != "" {
-				return m
-			}
-		}
-	}
-	return string(o.FailureCause)
-}
-
-func firstLine(s string) string {
-	line, _, _ := strings.Cut(strings.TrimSpace(s), "\n")
-	return line
-}
-
-// trigger POSTs body to path, expecting {"request-id": ...}, then polls path/<id> until the
-// operation completes, printing progress. It returns the operation and its raw JSON.
-func (cc *clientCommand) trigger(ctx context.Context, what, path string, body any, wait time.Duration) (operationResult, json.RawMessage, error) {
-	var started struct {
-		RequestID string `json:"request-id"`
-	}
-	if err := cc.api.do(ctx, "POST", path, body, &started); err != nil {
-		return operationResult{}, nil, err
-	}
-	if started.RequestID == "" {
-		return operationResult{}, nil, fmt.Errorf("POST %s: the AM answered without a request-id", path)
-	}
-	cc.progress("%s triggered (trigger id %s); waiting for it to complete...", what, started.RequestID)
+	cc.progress("%s triggered (trigger id %s); waiting for it to complete...", what, id)
 	ctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
 	begin := time.Now()
 	lastReport := begin
+	notDone := func() error {
+		return fmt.Errorf("%s (trigger id %s) not complete after %s: see GET %s/%s", what, id, wait, where, id)
+	}
 	for {
-		var st triggerStatus
-		if err := cc.api.do(ctx, "GET", path+"/"+started.RequestID, nil, &st); err != nil {
+		op, err := poll(ctx, id)
+		if err != nil {
 			if ctx.Err() != nil {
-				return operationResult{}, nil, fmt.Errorf("%s (trigger id %s) not complete after %s: see GET %s/%s", what, started.RequestID, wait, path, started.RequestID)
+				return api.AsyncOperation{}, notDone()
 			}
-			return operationResult{}, nil, err
+			return api.AsyncOperation{}, err
 		}
-		// Flink reports a failure as COMPLETED with a failure-cause; tide says FAILED.
-		if st.Status.ID != "IN_PROGRESS" && st.Status.ID != "" {
-			var op operationResult
-			if len(st.Operation) > 0 {
-				if err := json.Unmarshal(st.Operation, &op); err != nil {
-					return op, st.Operation, fmt.Errorf("%s (trigger id %s): unexpected operation %s: %w", what, started.RequestID, st.Operation, err)
-				}
+		if op.Done() {
+			if f := op.Failure(); f != "" {
+				return op, fmt.Errorf("%s (trigger id %s) failed: %s", what, id, f)
 			}
-			f := op.failure()
-			if f == "" && st.Status.ID != "COMPLETED" {
-				f = "status " + st.Status.ID
-			}
-			if f != "" {
-				return op, st.Operation, fmt.Errorf("%s (trigger id %s) failed: %s", what, started.RequestID, f)
-			}
-			return op, st.Operation, nil
+			return op, nil
 		}
 		if time.Since(lastReport) >= 2*time.Second {
 			lastReport = time.Now()
-			cc.progress("  still %s after %s", strings.ToLower(strings.ReplaceAll(st.Status.ID, "_", " ")), time.Since(begin).Round(time.Second))
+			cc.progress("  still %s after %s", strings.ToLower(strings.ReplaceAll(op.Status.ID, "_", " ")), time.Since(begin).Round(time.Second))
 		}
 		select {
 		case <-ctx.Done():
-			return operationResult{}, nil, fmt.Errorf("%s (trigger id %s) not complete after %s: see GET %s/%s", what, started.RequestID, wait, path, started.RequestID)
+			return api.AsyncOperation{}, notDone()
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
+}
+
+// result is the finished operation's result (empty if the AM sent none).
+func result(op api.AsyncOperation) api.OperationResult {
+	if op.Operation == nil {
+		return api.OperationResult{}
+	}
+	return *op.Operation
 }

@@ -1,0 +1,51 @@
+package api
+
+import (
+	"context"
+	"net/http"
+)
+
+// RescaleVertex is one vertex's parallelism before and after a rescale.
+type RescaleVertex struct {
+	Vertex string `json:"vertex"`
+	Before int    `json:"before"`
+	After  int    `json:"after"`
+}
+
+// RescaleState is one scheduler state a rescale passed through.
+type RescaleState struct {
+	State    string `json:"state"`
+	Enter    int64  `json:"enter"`
+	Leave    int64  `json:"leave"`
+	Duration int64  `json:"duration"`
+}
+
+// Rescale is one entry of GET /jobs/:jobid/rescales. Outcome is "" while it is in
+// progress; times are Unix milliseconds, durations milliseconds.
+type Rescale struct {
+	ID       int64           `json:"id"`
+	Trigger  string          `json:"trigger"`
+	Cause    string          `json:"cause"`
+	Outcome  string          `json:"outcome"`
+	Start    int64           `json:"start"`
+	End      int64           `json:"end"`
+	Duration int64           `json:"duration"`
+	Attempt  int64           `json:"attempt"`
+	Vertices []RescaleVertex `json:"vertices"`
+	States   []RescaleState  `json:"schedulerStates"`
+}
+
+// Rescales is GET /jobs/:jobid/rescales: the finished rescales, oldest first, and the one
+// under way (nil when none).
+type Rescales struct {
+	Rescales []Rescale `json:"rescales"`
+	Current  *Rescale  `json:"current"`
+}
+
+// Rescales returns the job's rescale history and the rescale under way
+// (GET /jobs/:jobid/rescales).
+func (c *Client) Rescales(ctx context.Context, jobID string) (Rescales, error) {
+	var body Rescales
+	err := c.do(ctx, http.MethodGet, jobPath(jobID, "/rescales"), nil, &body)
+	return body, err
+}
