@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/tidestream/tide/web"
 )
 
 // maxRequestBody bounds every request body; larger ones are answered 413.
@@ -98,10 +100,22 @@ func (a *AM) restHandler() http.Handler {
 			}
 		}
 	}
+	ui := web.Handler() // the job's web page at / (package web)
+	for _, p := range web.Patterns {
+		mux.Handle(p, ui)
+	}
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, fmt.Sprintf("Not found: %s %s", r.Method, r.URL.Path))
 	})
 	return mux
+}
+
+// webURL is where the job's web page is served, "" without a REST API.
+func (a *AM) webURL() string {
+	if a.RESTAddr() == "" {
+		return ""
+	}
+	return "http://" + a.RESTAddr() + "/"
 }
 
 // knownMethods are the methods answered 405 on a known path that does not serve them;

@@ -1,0 +1,99 @@
+// Job graph: vertices left to right by depth, edges with their ship strategy, each vertex
+// with its parallelism, bounds and state.
+import {get, jobPath} from './api.js';
+import {h, s, replace, card, hover} from './dom.js';
+import * as fmt from './format.js';
+import {rates} from './rates.js';
+
+let box;
+let lastKey = '';
+
+const W = 240, H = 96, GX = 90, GY = 28, M = 24;
+
+// layers assigns each node the length of the longest path from a source.
+function layers(nodes) {
+  const depth = new Map();
+  const byId = new Map(nodes.map(n => [n.id, n]));
+  const visit = (n, seen) => {
+    if (depth.has(n.id)) return depth.get(n.id);
+    if (seen.has(n.id)) return 0; // a cycle cannot happen in a job graph; stay finite anyway
+    seen.add(n.id);
+    let d = 0;
+    for (const i of n.inputs || []) if (byId.has(i.id)) d = Math.max(d, visit(byId.get(i.id), seen) + 1);
+    depth.set(n.id, d);
+    return d;
+  };
+  nodes.forEach(n => visit(n, new Set()));
+  return depth;
+}
+
+function clip(text, max) {
+  return text.length > max ? text.slice(0, max - 1) + '…' : text;
+}
+
+function draw(plan, job, req, perSecond) {
+  const nodes = plan.nodes;
+  const depth = layers(nodes);
+  const cols = [];
+  for (const n of nodes) (cols[depth.get(n.id)] ||= []).push(n);
+  const rows = Math.max(...cols.map(c => c.length));
+  const width = M * 2 + cols.length * W + (cols.length - 1) * GX;
+  const height = M * 2 + rows * H + (rows - 1) * GY;
+  const pos = new Map();
+  cols.forEach((col, ci) => col.forEach((n, ri) => {
+    const offset = (rows - col.length) * (H + GY) / 2;
+    pos.set(n.id, {x: M + ci * (W + GX), y: M + offset + ri * (H + GY)});
+  }));
+  const status = new Map((job.vertices || []).map(v => [v.id, v.status]));
+  const svg = s('svg', {viewBox: `0 0 ${width} ${height}`, width, height, class: 'graph', role: 'img',
+    'aria-label': 'job graph of ' + plan.name},
+  s('defs', {}, s('marker', {id: 'arrow', viewBox: '0 0 10 10', refX: 9, refY: 5, markerWidth: 7, markerHeight: 7, orient: 'auto-start-reverse'},
+    s('path', {d: 'M0,0 L10,5 L0,10 z', class: 'edge-head'}))));
+  for (const n of nodes) {
+    for (const i of n.inputs || []) {
+      const a = pos.get(i.id), b = pos.get(n.id);
+      if (!a) continue;
+      const x1 = a.x + W, y1 = a.y + H / 2, x2 = b.x - 2, y2 = b.y + H / 2, mx = (x1 + x2) / 2;
+      svg.append(s('path', {d: `M${x1},${y1} C${mx},${y1} ${mx},${y2} ${x2},${y2}`, class: 'edge', 'marker-end': 'url(#arrow)'}));
+      svg.append(s('text', {x: mx, y: (y1 + y2) / 2 - 7, class: 'edge-label', 'text-anchor': 'middle', text: i.ship_strategy}));
+    }
+  }
+  for (const n of nodes) {
+    const p = pos.get(n.id);
+    const b = req[n.id] && req[n.id].parallelism;
+    const st = status.get(n.id) || 'CREATED';
+    const g = s('g', {transform: `translate(${p.x},${p.y})`, class: 'vertex', dataset: {vertex: n.id}},
+      s('rect', {width: W, height: H, rx: 10, class: 'vertex-box'}),
+      s('rect', {width: 6, height: H, rx: 3, class: 'vertex-side state-fill-' + st.toLowerCase()}),
+      s('text', {x: 18, y: 26, class: 'vertex-name', text: clip(n.operator || n.id, 26)}),
+      s('text', {x: W - 14, y: 26, class: 'vertex-par', 'text-anchor': 'end', text: '×' + n.parallelism}),
+      s('text', {x: 18, y: 50, class: 'vertex-line', text: 'parallelism ' + n.parallelism + ' of max ' + n.maxParallelism}),
+      s('text', {x: 18, y: 68, class: 'vertex-line', text: 'bounds ' + (b ? b.lowerBound + ' – ' + b.upperBound : '—') +
+        (perSecond.has(n.id) ? ' · ' + fmt.rate(perSecond.get(n.id)) : '')}),
+      s('text', {x: 18, y: 86, class: 'vertex-line muted', text: st.toLowerCase() + ' · ' + clip(n.id, 22)}));
+    hover(g, () => [h('b', {text: n.operator}), h('div', {text: 'id ' + n.id}), h('div', {text: 'state ' + st}),
+      h('div', {text: 'parallelism ' + n.parallelism + ', max ' + n.maxParallelism}),
+      h('div', {text: 'bounds ' + (b ? b.lowerBound + ' – ' + b.upperBound : '—')}),
+      (n.inputs || []).map(i => h('div', {text: 'input ' + i.id + ' (' + i.ship_strategy + ')'}))]);
+    svg.append(g);
+  }
+  return svg;
+}
+
+export default {
+  id: 'graph',
+  title: 'Job graph',
+  mount(root) {
+    box = h('div', {class: 'graph-box'});
+    lastKey = '';
+    root.append(card('Job graph', h('p', {class: 'hint', text: 'Vertices left to right in data-flow order; edges show how records are shipped (HASH: by key, FORWARD: to the same subtask, REBALANCE: round robin).'}), box));
+  },
+  async refresh(ctx) {
+    const [plan, req] = await Promise.all([get(jobPath(ctx.jid, '/plan')), get(jobPath(ctx.jid, '/resource-requirements'))]);
+    const perSecond = rates(ctx.job);
+    const key = JSON.stringify([plan, req, ctx.job.vertices.map(v => v.status), [...perSecond]]);
+    if (key === lastKey) return;
+    lastKey = key;
+    replace(box, draw(plan.plan, ctx.job, req, perSecond));
+  },
+};
