@@ -153,7 +153,7 @@ func (a *AM) Run(ctx context.Context) (Result, error) {
 		defer wg.Done()
 		a.sampleMetrics()
 	}()
-	a.log.Info("AM started", "rpc", a.RPCAddr(), "rest", a.RESTAddr(), "driver", a.driver.Name())
+	a.log.Info("AM started", "rpc", a.RPCAddr(), "rest", a.RESTAddr(), "web", a.webURL(), "driver", a.driver.Name())
 
 	recovered, err := a.driver.Start(ctx, a.driverEvents(), a.blocked.contains)
 	if err != nil {

@@ -84,6 +84,7 @@ func runRun(c *cli.Context) error {
 	}
 	out := c.App.Writer
 	cluster.Describe(out)
+	fmt.Fprintf(out, "  web page:  http://%s/  (the job, its rescales, TaskManagers, checkpoints, blocklist)\n", cluster.RESTAddress())
 	fmt.Fprintf(out, "  settings:  %s\n", strings.Join(dyn, " "))
 	fmt.Fprintln(out, "Press Ctrl-C to stop.")
 	if p, err := newProgress(out, cluster.RESTAddress(), cluster.LogDir()); err == nil {
@@ -104,7 +105,7 @@ func runRun(c *cli.Context) error {
 				fmt.Fprintf(out, "could not add a TaskManager: %v\n", err)
 				continue
 			}
-			fmt.Fprintf(out, "started TaskManager %s: watch the job scale up at http://%s/jobs/overview\n", id, cluster.RESTAddress())
+			fmt.Fprintf(out, "started TaskManager %s: watch the job scale up at http://%s/#/rescales\n", id, cluster.RESTAddress())
 		case <-cluster.AMDone():
 			stopErr := cluster.Stop(context.Background())
 			if err := cluster.AMErr(); err != nil {
