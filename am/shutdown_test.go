@@ -2,6 +2,7 @@ package am
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"sync"
 	"testing"
@@ -73,7 +74,15 @@ func TestShutdownDeregistersOnlyFinalOutcomes(t *testing.T) {
 			defer stop()
 			done := make(chan Result, 1)
 			go func() { res, _ := a.Run(ctx); done <- res }()
-			time.Sleep(100 * time.Millisecond) // the job is waiting for resources
+			// End the AM only once the job waits for resources: stopping it earlier would
+			// test the start-up path, not the end of a job.
+			testkit.WaitFor(t, "the job waiting for resources (CREATED)", func() (bool, error) {
+				var d testkit.JobDetails
+				if err := testkit.GetJSON(context.Background(), "http://"+restLn.Addr().String()+"/jobs/"+testJobID, &d); err != nil {
+					return false, err
+				}
+				return d.State == "CREATED", fmt.Errorf("job state %s", d.State)
+			})
 			tt.end(a, stop)
 			select {
 			case res := <-done:

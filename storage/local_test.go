@@ -4,8 +4,12 @@ import (
 	"context"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/tidestream/tide/storage"
 	"github.com/tidestream/tide/storage/storagetest"
@@ -51,9 +55,14 @@ func TestLocalTempFilesAreHiddenAndRemoved(t *testing.T) {
 	}
 }
 
+// TestLocalPermissionDenied: creating a file where the OS refuses it is ErrPermission.
+// Root ignores file modes, so as root the test runs itself again as an unprivileged user
+// (nobody, 65534) in a child process: the kernel then refuses the write exactly as it would
+// for any operator's account, and the child's verdict is this test's.
 func TestLocalPermissionDenied(t *testing.T) {
 	if os.Geteuid() == 0 {
-		t.Skip("root ignores file permissions")
+		runUnprivileged(t, "TestLocalPermissionDenied")
+		return
 	}
 	dir := t.TempDir()
 	s, err := storage.Open(context.Background(), "file://"+dir, storage.Options{})
@@ -68,4 +77,51 @@ func TestLocalPermissionDenied(t *testing.T) {
 	if !errors.Is(err, storage.ErrPermission) {
 		t.Fatalf("Create in a read-only dir = %v, want ErrPermission", err)
 	}
+	if !strings.Contains(err.Error(), dir) {
+		t.Fatalf("Create in a read-only dir = %v, want the error to name %s", err, dir)
+	}
+}
+
+// nobody is the uid and gid the root-run tests drop to.
+const nobody = 65534
+
+// runUnprivileged runs test (a test of this package) in a copy of this test binary as
+// nobody and fails t with its output unless it passed. The copy lives in a directory
+// nobody can reach (go test keeps its binary under a root-only directory).
+func runUnprivileged(t *testing.T, test string) {
+	t.Helper()
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir, err := os.MkdirTemp("", "tide-unprivileged-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(dir) })
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(dir, "storage.test")
+	data, err := os.ReadFile(self)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(bin, data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, "-test.run=^"+test+"$", "-test.count=1", "-test.v")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "TMPDIR="+os.TempDir(), "HOME="+dir)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: nobody, Gid: nobody}}
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("%s as uid %d: %v\n%s", test, nobody, err, out)
+	}
+	if !strings.Contains(string(out), "--- PASS: "+test) {
+		t.Fatalf("%s as uid %d did not pass:\n%s", test, nobody, out)
+	}
+	t.Logf("%s passed as uid %d", test, nobody)
 }

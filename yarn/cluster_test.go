@@ -10,22 +10,12 @@ import (
 	"github.com/tidestream/tide/test/hadoop/hadooptest"
 )
 
-// requireYARN returns the running MiniYARNCluster, or skips the test with the reason. A
-// cluster whose env file says YARN is up is never skipped: if it does not answer, the tests
-// fail (so CI with TIDE_REQUIRE_HADOOP=1 cannot pass without talking to YARN).
+// requireYARN returns the running MiniYARNCluster. Without one the test skips, unless
+// TIDE_REQUIRE_HADOOP=1 (CI): then a missing env file, a stale one or a cluster started
+// without YARN fails the test, so CI cannot pass without talking to YARN.
 func requireYARN(t *testing.T) *hadooptest.Env {
 	t.Helper()
-	env, err := hadooptest.Load()
-	if err != nil {
-		t.Skipf("YARN mini-cluster not running (start it with test/hadoop/up.sh --yarn): %v", err)
-	}
-	if env.YARNResourceManager == "" {
-		if os.Getenv(hadooptest.RequireEnvVar) == "1" {
-			t.Logf("%s=1 but the mini-cluster in %s runs without YARN; skipping the YARN tests", hadooptest.RequireEnvVar, env.Path)
-		}
-		t.Skipf("the mini-cluster in %s runs without YARN (start it with test/hadoop/up.sh --yarn)", env.Path)
-	}
-	return env
+	return hadooptest.RequireYARN(t)
 }
 
 func testUser(t *testing.T) string {
