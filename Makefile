@@ -21,8 +21,10 @@ help:
 	@echo "make bench      Go benchmarks and end-to-end timing scripts, with same-run baselines"
 	@echo "make generate   regenerate checked-in protobuf/gRPC code"
 	@echo "make hadoop-up / hadoop-down   start/stop the HDFS (+YARN) mini-cluster"
+	@echo "make kafka-up / kafka-down     start/stop a Kafka broker for the Kafka connector tests"
 
 include mk/hadoop.mk
+include mk/kafka.mk
 
 build:
 	@mkdir -p $(BUILD_DIR)

@@ -10,12 +10,16 @@ race_flag=""
 [ "$RACE" = 1 ] && race_flag="-race"
 
 hadoop_started=0
-stop_hadoop() {
+kafka_started=0
+stop_clusters() {
   if [ "$hadoop_started" = 1 ]; then
     make --no-print-directory hadoop-down || true
   fi
+  if [ "$kafka_started" = 1 ]; then
+    make --no-print-directory kafka-down || true
+  fi
 }
-trap stop_hadoop EXIT
+trap stop_clusters EXIT
 
 if command -v java >/dev/null && command -v mvn >/dev/null && [ -f mk/hadoop.mk ]; then
   echo "==> starting the Hadoop mini-cluster (make hadoop-up)"
@@ -28,6 +32,19 @@ elif [ "${CI:-}" = true ]; then
 else
   echo "==> Java/Maven not found: HDFS and YARN tests will skip (install a JDK and Maven to run them)"
   export TIDE_REQUIRE_HADOOP=0
+fi
+
+if command -v java >/dev/null && command -v mvn >/dev/null && [ -f mk/kafka.mk ]; then
+  echo "==> starting a Kafka broker (make kafka-up)"
+  make --no-print-directory kafka-up
+  kafka_started=1
+  export TIDE_REQUIRE_KAFKA=1
+elif [ "${CI:-}" = true ]; then
+  echo "CI needs Java and Maven for the Kafka broker, and they are missing" >&2
+  exit 1
+else
+  echo "==> Java/Maven not found: Kafka tests will skip"
+  export TIDE_REQUIRE_KAFKA=0
 fi
 
 mkdir -p .cache

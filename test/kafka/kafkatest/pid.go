@@ -1,0 +1,5 @@
+package kafkatest
+
+import "os"
+
+var pid = os.Getpid()
