@@ -395,7 +395,7 @@ func TestDerivedValues(t *testing.T) {
 		restartStrategy string
 	}{
 		{"defaults", "", 5 * time.Minute, 10 * time.Second, 0, "none"},
-		{"reactive", "execution-mode: reactive\n", -time.Millisecond, 0, 0, "exponential-delay"},
+		{"reactive", "execution-mode: reactive\n", -time.Millisecond, time.Second, 0, "exponential-delay"},
 		{"reactive with user values", "execution-mode: reactive\njobmanager.adaptive-scheduler.resource-wait-timeout: 1 min\njobmanager.adaptive-scheduler.submission.resource-stabilization-timeout: 5 s\nrestart-strategy.type: none\n",
 			time.Minute, 5 * time.Second, 0, "none"},
 		{"checkpointing", "execution.checkpointing.interval: 10 s\n", 5 * time.Minute, 10 * time.Second, 30 * time.Second, "exponential-delay"},

@@ -19,11 +19,16 @@ func EffectiveResourceWaitTimeout(c *Config) time.Duration {
 	return SubmissionResourceWaitTimeout.Get(c)
 }
 
+// ReactiveSubmissionStabilizationTimeout is reactive mode's submission stabilization
+// timeout (Flink's is 0): the window in which TaskManagers that start together are taken
+// into one deployment (core.ReactiveSubmissionStabilization says why 1 s).
+const ReactiveSubmissionStabilizationTimeout = time.Second
+
 // EffectiveSubmissionStabilizationTimeout is the submission stabilization timeout; reactive mode
-// uses 0 unless the user set the option.
+// uses ReactiveSubmissionStabilizationTimeout unless the user set the option.
 func EffectiveSubmissionStabilizationTimeout(c *Config) time.Duration {
 	if IsReactive(c) && !c.IsSet(SubmissionResourceStabilizationTimeout.Key()) {
-		return 0
+		return ReactiveSubmissionStabilizationTimeout
 	}
 	return SubmissionResourceStabilizationTimeout.Get(c)
 }

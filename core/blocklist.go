@@ -1,6 +1,7 @@
 package core
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/tidestream/tide/core/blocklist"
@@ -41,6 +42,16 @@ func (s *Scheduler) blockNodes(now time.Time, nodes []blocklist.BlockedNode) {
 				evacuate = append(evacuate, TaskManagerID(tm))
 			}
 		}
+	}
+	if s.opts.KeepTaskManagers {
+		// The TaskManagers stay registered and unused; evacuation stops their subtasks by
+		// restarting the job elsewhere, not their processes.
+		if len(evacuate) == 0 {
+			s.state.onResourcesChanged(now, TriggerResourceLost)
+			return
+		}
+		s.state.onTaskFailed(now, fmt.Sprintf("evacuated from blocked node (task managers %v kept)", evacuate), false, TriggerBlocklistEvacuation)
+		return
 	}
 	s.releaseTaskManagers(now, idle, "node is blocked", TriggerResourceLost)
 	if len(evacuate) == 0 {

@@ -124,6 +124,11 @@ func (s *Scheduler) deploy(plan allocator.Plan) error {
 		g.placement[a.Index] = a.Slot.TaskManager
 	}
 	d.live = total
+	if len(s.arrivals.expected) == 0 {
+		// What the launcher named has all come: from now on, as with standalone scripts,
+		// any TaskManager may be followed by another.
+		s.arrivals.known = false
+	}
 	s.spare = deploymentMemory{}
 	s.attempt = d.attempt
 	s.dep = d

@@ -93,6 +93,13 @@ type UnblockNodes struct{ Nodes []NodeID }
 // WorkerRequestFailed: an active driver could not start a requested worker.
 type WorkerRequestFailed struct{ Reason string }
 
+// WorkersExpected names TaskManagers known to be on their way that the scheduler did not
+// ask for itself: containers adopted from a previous AM attempt that have not registered
+// again yet, or TaskManagers the local launcher started. A deployment waits for them
+// (bounded by the submission stabilization timeout). One that terminates before it
+// registers arrives as TaskManagerLost.
+type WorkersExpected struct{ TaskManagers []TaskManagerID }
+
 // DriverFatalError: the resource manager driver cannot go on (the job fails).
 type DriverFatalError struct{ Error string }
 
@@ -112,4 +119,5 @@ func (UpdateOptions) isEvent()              {}
 func (BlockNodes) isEvent()                 {}
 func (UnblockNodes) isEvent()               {}
 func (WorkerRequestFailed) isEvent()        {}
+func (WorkersExpected) isEvent()            {}
 func (DriverFatalError) isEvent()           {}

@@ -74,6 +74,8 @@ type Scheduler struct {
 	metrics    Metrics
 
 	pendingWorkers int
+	arrivals       arrivals
+	registrations  int // TaskManagers registered so far
 	declared       *DeclareResources
 	freeBuf        []allocator.TaskManager
 	decideMem      allocator.Workspace // a plan's assignments live here until the next plan
@@ -116,6 +118,7 @@ func New(cfg Config) (*Scheduler, error) {
 		latestCheckpoint: cfg.LatestCheckpoint,
 	}
 	s.pool = slotpool.New(func(node string) bool { return s.blocked.IsBlocked(node) })
+	s.pool.KeepBlocked = cfg.Options.KeepTaskManagers
 	s.timers.clear()
 	for _, v := range cfg.Graph.Vertices {
 		lower, upper := v.Bounds(cfg.Options.Reactive)
@@ -151,6 +154,12 @@ func (s *Scheduler) Step(now time.Time, ev Event) []Effect {
 		}
 	case TaskManagerLost:
 		if !s.pool.Has(string(ev.TaskManager)) {
+			if s.arrived(ev.TaskManager) {
+				s.log.Info("expected task manager terminated before registering", "task_manager", ev.TaskManager, "reason", ev.Reason)
+				s.requestWorkers(now)
+				s.state.onResourcesChanged(now, TriggerResourceLost)
+				break
+			}
 			s.stale("task manager lost", "task_manager", ev.TaskManager)
 			break
 		}
@@ -194,6 +203,10 @@ func (s *Scheduler) Step(now time.Time, ev Event) []Effect {
 	case WorkerRequestFailed:
 		s.pendingWorkers = max(0, s.pendingWorkers-1)
 		s.log.Warn("worker request failed", "reason", ev.Reason, "pending_workers", s.pendingWorkers)
+		// One fewer worker on its way: a deployment waiting for it need not wait any more.
+		s.state.onResourcesChanged(now, TriggerResourceLost)
+	case WorkersExpected:
+		s.onWorkersExpected(now, ev)
 	default:
 		s.log.Error("unknown event ignored", "event", fmt.Sprintf("%T", ev))
 	}
@@ -227,7 +240,7 @@ func (s *Scheduler) requiredSlots() int { return allocator.RequiredSlots(s.requi
 
 // requiredForIdle is the number of slots idle release must keep; -1 keeps everything.
 func (s *Scheduler) requiredForIdle() int {
-	if s.opts.Reactive {
+	if s.opts.Reactive || s.opts.KeepTaskManagers {
 		return -1
 	}
 	return s.requiredSlots()

@@ -4,6 +4,8 @@ import (
 	"flag"
 	"fmt"
 	"math/rand/v2"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -23,6 +25,11 @@ var simRuns = flag.Int("sim.runs", 10000, "random event sequences in TestSimulat
 //   - every vertex runs within its bounds;
 //   - no slot holds running subtasks of two attempts (old slots are free before reuse);
 //   - a stale timer produces no effect and no transition;
+//   - no deployment below what registered + pending resources allow while the
+//     stabilization bound has not passed: a deployment made while workers are on their
+//     way (requested from the driver or expected by name) and the desired slots are not
+//     there comes from WaitingForResources after it waited the submission stabilization
+//     timeout (or the resource-wait timeout);
 //   - cancel always reaches a terminal status.
 func TestSimulation(t *testing.T) {
 	cov := coverage{states: map[string]int{}}
@@ -31,7 +38,8 @@ func TestSimulation(t *testing.T) {
 			t.Fatalf("seed %d: %v", seed, err)
 		}
 	}
-	t.Logf("coverage: %d deploys, %d rescales, %d evacuations, transitions %v", cov.deploys, cov.rescales, cov.evacuations, cov.states)
+	t.Logf("coverage: %d deploys (%d with workers on their way), %d rescales, %d evacuations, transitions %v",
+		cov.deploys, cov.inflightDeploys, cov.rescales, cov.evacuations, cov.states)
 	// The generator must keep reaching every state and the interesting paths, or the
 	// invariants above check nothing.
 	if *simRuns >= 1000 {
@@ -42,6 +50,9 @@ func TestSimulation(t *testing.T) {
 				t.Errorf("no sequence made the transition %s", tr)
 			}
 		}
+		if cov.inflightDeploys == 0 {
+			t.Errorf("no deployment with workers on their way in %d sequences: the stabilization invariant checks nothing", *simRuns)
+		}
 		if cov.rescales == 0 || cov.evacuations == 0 {
 			t.Errorf("no rescale (%d) or no evacuation (%d) in %d sequences", cov.rescales, cov.evacuations, *simRuns)
 		}
@@ -50,6 +61,7 @@ func TestSimulation(t *testing.T) {
 
 type coverage struct {
 	deploys, rescales, evacuations int
+	inflightDeploys                int
 	states                         map[string]int
 }
 
@@ -62,6 +74,11 @@ type sim struct {
 	err       error
 	version   uint64
 	steps     int
+	// the sim's own model of what is on its way, and of when WaitingForResources began
+	pending         int
+	expected        map[core.TaskManagerID]bool
+	waitStart       time.Time
+	inflightDeploys int
 }
 
 func randomGraph(rng *rand.Rand) jobgraph.JobGraph {
@@ -87,7 +104,7 @@ func randomGraph(rng *rand.Rand) jobgraph.JobGraph {
 func randomOptions(rng *rand.Rand) core.Options {
 	o := core.DefaultOptions()
 	pick := func(ds ...time.Duration) time.Duration { return ds[rng.IntN(len(ds))] }
-	o.SubmissionStabilization = pick(0, 10*time.Second)
+	o.SubmissionStabilization = pick(0, time.Second, 10*time.Second)
 	o.ExecutingStabilization = pick(0, 20*time.Second, time.Minute)
 	o.Cooldown = pick(0, 30*time.Second)
 	o.ResourceWaitTimeout = pick(-1, 0, time.Minute, 5*time.Minute)
@@ -112,6 +129,7 @@ func randomOptions(rng *rand.Rand) core.Options {
 	if rng.IntN(4) == 0 {
 		o.ActiveWorkers = core.ActiveWorkers{Enabled: true, SlotsPerWorker: 1 + rng.IntN(3), MaxWorkers: rng.IntN(6)}
 	}
+	o.KeepTaskManagers = rng.IntN(3) == 0
 	if rng.IntN(2) == 0 {
 		o = core.ReactiveDefaults(o, func(string) bool { return false })
 	}
@@ -126,7 +144,8 @@ func simulate(seed uint64, cov *coverage) error {
 	if err != nil {
 		return fmt.Errorf("new: %w", err)
 	}
-	s := &sim{rng: rng, env: env, reactive: o.Reactive, vertices: g.Vertices, cancelled: map[core.AttemptID]bool{}}
+	s := &sim{rng: rng, env: env, reactive: o.Reactive, vertices: g.Vertices, cancelled: map[core.AttemptID]bool{},
+		expected: map[core.TaskManagerID]bool{}}
 	s.version = env.S.Version()
 	env.Observe = s.check
 	env.Step(core.Start{})
@@ -141,6 +160,7 @@ func simulate(seed uint64, cov *coverage) error {
 		cov.states[tr]++
 	}
 	cov.deploys += len(env.Deploys)
+	cov.inflightDeploys += s.inflightDeploys
 	for _, r := range env.S.RescaleHistory() {
 		switch r.Trigger {
 		case core.TriggerNewResourceAvailable, core.TriggerUpdateRequirement:
@@ -217,7 +237,15 @@ func (s *sim) randomEvent() {
 	case k < 93:
 		e.Step(core.GlobalFailure{Error: "sim", Unrecoverable: rng.IntN(5) == 0})
 	case k < 94:
-		e.Step(core.WorkerRequestFailed{Reason: "quota"})
+		if rng.IntN(2) == 0 {
+			e.Step(core.WorkerRequestFailed{Reason: "quota"})
+		} else {
+			var ids []core.TaskManagerID
+			for i := 0; i < 1+rng.IntN(3); i++ {
+				ids = append(ids, core.TaskManagerID(fmt.Sprintf("tm%d", rng.IntN(8))))
+			}
+			e.Step(core.WorkersExpected{TaskManagers: ids})
+		}
 	default:
 		// A stale timer: the oldest timer of an older version, fired out of order. Picked
 		// by id, not by map order, so a seed replays the same run.
@@ -285,6 +313,19 @@ func (s *sim) check(ev core.Event, effects []core.Effect) {
 		total += tm.Slots
 	}
 	req := e.S.Requirements()
+	inFlightBefore := s.inFlight()
+	s.track(ev, effects)
+	for _, tr := range e.LastTransitions {
+		if strings.HasSuffix(tr, "-> WaitingForResources") {
+			s.waitStart = e.Now
+		}
+	}
+	for _, eff := range effects {
+		if _, ok := eff.(core.Deploy); ok && inFlightBefore > 0 && s.inFlight() > 0 {
+			s.inflightDeploys++
+			s.checkStabilized(total, blocked, tms)
+		}
+	}
 	for _, eff := range effects {
 		if c, ok := eff.(core.CancelAttempt); ok {
 			s.cancelled[c.Attempt] = true
@@ -333,4 +374,75 @@ func (s *sim) check(ev core.Event, effects []core.Effect) {
 			owner[sub.Slot] = a
 		}
 	}
+}
+
+// inFlight is the sim's count of workers on their way (the larger of requested and
+// expected: an active driver serves requests with the containers it adopted).
+func (s *sim) inFlight() int { return max(s.pending, len(s.expected)) }
+
+// track follows requests, registrations and expectations the way a cluster would see them.
+func (s *sim) track(ev core.Event, effects []core.Effect) {
+	rejected := false
+	for _, eff := range effects {
+		switch eff := eff.(type) {
+		case core.RequestWorkers:
+			s.pending += eff.Count
+		case core.RejectTaskManager:
+			rejected = true
+		}
+	}
+	switch ev := ev.(type) {
+	case core.TaskManagerRegistered:
+		if !rejected {
+			s.pending = max(0, s.pending-1)
+			delete(s.expected, ev.TaskManager)
+		}
+	case core.TaskManagerLost:
+		delete(s.expected, ev.TaskManager)
+	case core.WorkerRequestFailed:
+		s.pending = max(0, s.pending-1)
+	case core.WorkersExpected:
+		for _, tm := range ev.TaskManagers {
+			if _, ok := s.env.TMs[tm]; !ok {
+				s.expected[tm] = true
+			}
+		}
+	}
+	if s.env.S.Status().IsTerminal() {
+		s.pending = 0
+		clear(s.expected)
+	}
+}
+
+// checkStabilized: a deployment while workers are on their way, without the desired
+// slots, must come from WaitingForResources after the stabilization (or resource-wait)
+// bound has passed.
+func (s *sim) checkStabilized(total int, blocked map[core.NodeID]bool, tms map[core.TaskManagerID]core.TaskManagerInfo) {
+	e := s.env
+	usable := 0
+	for _, tm := range tms {
+		if !blocked[tm.Node] {
+			usable += tm.Slots
+		}
+	}
+	req := e.S.Requirements()
+	groups := map[string]int{}
+	for _, v := range s.vertices {
+		groups[v.SlotSharingGroup] = max(groups[v.SlotSharingGroup], req[core.VertexID(v.ID)].Upper)
+	}
+	desired := 0
+	for _, n := range groups {
+		desired += n
+	}
+	if usable >= desired {
+		return
+	}
+	o := e.S.Options()
+	waited := e.Now.Sub(s.waitStart)
+	fromWaiting := slices.Contains(e.LastTransitions, "WaitingForResources -> Executing")
+	if fromWaiting && (waited >= o.SubmissionStabilization || (o.ResourceWaitTimeout >= 0 && waited >= o.ResourceWaitTimeout)) {
+		return
+	}
+	s.fail("deployed with %d worker(s) on their way and %d of %d desired slots after waiting %v (stabilization %v, transitions %v)",
+		s.inFlight(), usable, desired, waited, o.SubmissionStabilization, e.LastTransitions)
 }

@@ -16,6 +16,15 @@ type executing struct {
 	changeTrigger      RescaleTrigger
 	checkpointFailures int
 	forceSince         time.Time
+	// owed: workers that were on their way when this attempt was deployed (the deployment
+	// could not wait any longer for them); regAtEnter: registrations counted then. A
+	// registration after the deployment while something was owed ends the cooldown.
+	owed       int
+	regAtEnter int
+	// requested: the user changed the requirements (REST/CLI) while this attempt ran; a
+	// change the slots allow is then rescaled to at the next trigger, as desired resources
+	// are, without waiting out the executing stabilization timeout.
+	requested bool
 }
 
 func newExecuting(s *Scheduler) *executing {
@@ -42,7 +51,8 @@ func (e *executing) enter(now time.Time) {
 		}
 		s.emit(RescaleRecorded{Rescale: r})
 	}
-	s.log.Info("attempt deployed", "attempt", s.dep.attempt, "parallelism", after, "restore_from", s.latestCheckpoint)
+	e.owed, e.regAtEnter = s.inFlight(), s.registrations
+	s.log.Info("attempt deployed", "attempt", s.dep.attempt, "parallelism", after, "restore_from", s.latestCheckpoint, "in_flight", e.owed)
 	e.stm = newTransitionManager(s, e, now, func() stmParams {
 		p := stmParams{cooldown: s.opts.Cooldown, stabilization: s.opts.ExecutingStabilization}
 		if s.opts.RescaleOnCheckpoint {
@@ -72,29 +82,56 @@ func (e *executing) candidate() (p allocator.Parallelism, ok, changed bool) {
 	return p, true, false
 }
 
+// hasDesiredResources: the slots give the desired parallelism, or they give a change the
+// user asked for.
 func (e *executing) hasDesiredResources() bool {
 	_, ok, changed := e.candidate()
 	usable, _ := e.s.pool.Counts()
-	return ok && changed && usable >= e.s.requiredSlots()
+	return ok && changed && (usable >= e.s.requiredSlots() || e.requested)
+}
+
+func (e *executing) cooldownWaived() bool {
+	return e.owed > 0 && e.s.registrations > e.regAtEnter
 }
 
 // hasSufficientResources: the parallelism changed and the change is worth a restart: any
-// vertex goes down, the total goes up by at least min-parallelism-increase, or the job
-// reaches its desired parallelism.
+// vertex goes down, a vertex below its required lower bound comes up (min-parallelism-
+// increase never keeps a job below its bounds), the total goes up by at least
+// min-parallelism-increase, or the job reaches its desired parallelism.
 func (e *executing) hasSufficientResources() bool {
-	p, ok, changed := e.candidate()
-	if !ok || !changed {
+	gain, ok := e.gain()
+	if !ok {
 		return false
 	}
-	increase := 0
-	for id, n := range p {
-		cur := e.s.dep.parallelism[VertexID(id)]
-		if n < cur {
-			return true
-		}
-		increase += n - cur
+	return gain.decrease || gain.belowLower || gain.increase >= e.s.opts.MinParallelismIncrease || e.hasDesiredResources()
+}
+
+// parallelismGain is how a candidate parallelism differs from the running one.
+type parallelismGain struct {
+	increase   int  // total increase over the vertices that go up
+	decrease   bool // some vertex goes down
+	belowLower bool // some vertex runs below its lower bound and the candidate raises it
+}
+
+// gain compares the candidate with the running attempt; ok is false when there is no
+// candidate or it equals the running parallelism.
+func (e *executing) gain() (parallelismGain, bool) {
+	p, ok, changed := e.candidate()
+	if !ok || !changed {
+		return parallelismGain{}, false
 	}
-	return increase >= e.s.opts.MinParallelismIncrease || e.hasDesiredResources()
+	var g parallelismGain
+	for _, v := range e.s.vertices {
+		n, cur := p[string(v.id)], e.s.dep.parallelism[v.id]
+		switch {
+		case n < cur:
+			g.decrease = true
+		case n > cur:
+			g.increase += n - cur
+			g.belowLower = g.belowLower || cur < v.lower
+		}
+	}
+	return g, true
 }
 
 func (e *executing) transitionToSubsequentState(now time.Time) {
@@ -112,6 +149,9 @@ func (e *executing) transitionToSubsequentState(now time.Time) {
 
 func (e *executing) onResourcesChanged(now time.Time, trigger RescaleTrigger) {
 	e.changeTrigger = trigger
+	if trigger == TriggerUpdateRequirement {
+		e.requested = true
+	}
 	e.stm.onChange(now)
 	if e.s.state == e {
 		e.checkForcedRescale(now)
@@ -184,6 +224,17 @@ func (e *executing) onTaskFailed(now time.Time, cause string, unrecoverable bool
 	if unrecoverable {
 		s.statusCause = cause
 		s.transitionTo(now, newFailing(s, "unrecoverable failure: "+cause))
+		return
+	}
+	if trigger == TriggerResourceLost && s.opts.Reactive {
+		// Reactive mode: a lost TaskManager changes the resources, it is not a failure of
+		// the job. No backoff and the restart strategy is not charged: the job restarts
+		// through WaitingForResources, which redeploys on what is left as soon as the
+		// resources are known (waiting, bounded, for a replacement on its way).
+		s.metrics.NumRestarts++
+		s.history.begin(now, trigger, cause, StateExecuting, s.dep.parallelism, s.order)
+		s.statusCause = cause
+		s.transitionTo(now, newRestarting(s, 0, false, nil))
 		return
 	}
 	s.restart.NotifyFailure(now)

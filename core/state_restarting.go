@@ -10,13 +10,15 @@ import (
 // TaskManager is gone) and the backoff has passed, so the old slots are really free before
 // the next plan (no restart loop on not-yet-freed slots). A forced restart (rescale,
 // evacuation) goes straight back to Executing when the free slots still give the target
-// parallelism; otherwise it goes through WaitingForResources.
+// parallelism and nothing is on its way; otherwise it goes through WaitingForResources,
+// which waits (bounded) for what is on its way, so the job is not redeployed below it.
 type restarting struct {
 	baseState
-	backoff     time.Duration
-	backoffDone bool
-	forced      bool
-	target      allocator.Parallelism
+	backoff      time.Duration
+	backoffDone  bool
+	backoffUntil time.Time
+	forced       bool
+	target       allocator.Parallelism
 }
 
 func newRestarting(s *Scheduler, backoff time.Duration, forced bool, target allocator.Parallelism) *restarting {
@@ -29,6 +31,7 @@ func (*restarting) status() JobStatus { return StatusRestarting }
 func (r *restarting) enter(now time.Time) {
 	r.s.endDeployment(now, "job restarting")
 	if r.backoff > 0 {
+		r.backoffUntil = now.Add(r.backoff)
 		r.s.arm(now, timerRestartBackoff, r.backoff, 0)
 	} else {
 		r.backoffDone = true
@@ -43,7 +46,7 @@ func (r *restarting) maybeProceed(now time.Time) {
 		return
 	}
 	s.releaseDeployment(now)
-	if r.forced && r.target != nil {
+	if r.forced && r.target != nil && s.inFlight() == 0 {
 		if plan, ok := s.planDeployment(); ok && plan.Parallelism.Equal(r.target) {
 			if err := s.deploy(plan); err == nil {
 				s.transitionTo(now, newExecuting(s))

@@ -270,7 +270,7 @@ func TestUpdateRequirementsValidation(t *testing.T) {
 func TestReactiveDefaults(t *testing.T) {
 	none := func(string) bool { return false }
 	o := ReactiveDefaults(DefaultOptions(), none)
-	if !o.Reactive || o.ResourceWaitTimeout >= 0 || o.SubmissionStabilization != 0 || o.ExecutingStabilization != 0 {
+	if !o.Reactive || o.ResourceWaitTimeout >= 0 || o.SubmissionStabilization != ReactiveSubmissionStabilization || o.ExecutingStabilization != 0 {
 		t.Fatalf("reactive defaults %+v", o)
 	}
 	set := func(k string) bool { return strings.HasSuffix(k, "resource-stabilization-timeout") }

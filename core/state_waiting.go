@@ -49,10 +49,18 @@ func (w *waitingForResources) settle(now time.Time) {
 	}
 }
 
+// hasDesiredResources: every slot the job wants is there, or the resources are sufficient
+// and everything the scheduler knows to be on its way has registered (waiting out the
+// stabilization window would gain nothing).
 func (w *waitingForResources) hasDesiredResources() bool {
 	usable, _ := w.s.pool.Counts()
-	return usable >= w.s.requiredSlots()
+	if usable >= w.s.requiredSlots() {
+		return true
+	}
+	return w.s.allArrived() && w.hasSufficientResources()
 }
+
+func (*waitingForResources) cooldownWaived() bool { return false }
 
 func (w *waitingForResources) hasSufficientResources() bool {
 	usable, _ := w.s.pool.Counts()

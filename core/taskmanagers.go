@@ -28,8 +28,11 @@ func (s *Scheduler) onTaskManagerRegistered(now time.Time, ev TaskManagerRegiste
 		s.emit(RejectTaskManager{TaskManager: ev.TaskManager, Reason: err.Error()})
 		return
 	}
+	s.registrations++
+	s.arrived(ev.TaskManager)
 	s.pendingWorkers = max(0, s.pendingWorkers-1)
-	s.log.Info("task manager registered", "task_manager", ev.TaskManager, "node", ev.Node, "slots", ev.Slots)
+	s.log.Info("task manager registered", "task_manager", ev.TaskManager, "node", ev.Node, "slots", ev.Slots,
+		"blocked", s.blocked.IsBlocked(string(ev.Node)), "in_flight", s.inFlight())
 	s.state.onResourcesChanged(now, TriggerNewResourceAvailable)
 }
 
@@ -53,6 +56,9 @@ func (s *Scheduler) loseTaskManagers(now time.Time, tms []TaskManagerID, reason 
 		}
 		lost += n
 	}
+	// Ask for replacements first: the state then sees them on their way and a redeployment
+	// waits for them (bounded) instead of running below what is coming.
+	s.requestWorkers(now)
 	if lost > 0 {
 		cause := "task manager " + string(first) + " lost: " + reason
 		s.addException(ExceptionEntry{Time: now, Attempt: s.attempt, TaskManager: first, Error: cause})
@@ -61,7 +67,6 @@ func (s *Scheduler) loseTaskManagers(now time.Time, tms []TaskManagerID, reason 
 		s.state.onTasksChanged(now)
 		s.state.onResourcesChanged(now, TriggerResourceLost)
 	}
-	s.requestWorkers(now)
 }
 
 // releaseTaskManagers releases several TaskManagers in one go.
@@ -91,6 +96,9 @@ func (s *Scheduler) checkHeartbeats(now time.Time) {
 // releaseIdleTaskManagers releases TaskManagers idle for slot.idle.timeout whose slots the
 // job does not need.
 func (s *Scheduler) releaseIdleTaskManagers(now time.Time) {
+	if s.opts.KeepTaskManagers {
+		return
+	}
 	required := s.requiredForIdle()
 	if d := s.dep; d != nil {
 		required = max(required, len(d.slotLive))

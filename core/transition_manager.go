@@ -23,6 +23,9 @@ const (
 type stmContext interface {
 	hasDesiredResources() bool
 	hasSufficientResources() bool
+	// cooldownWaived: the change at hand ends the cooldown early (resources the last
+	// deployment had to go without have arrived).
+	cooldownWaived() bool
 	transitionToSubsequentState(now time.Time)
 }
 
@@ -69,6 +72,13 @@ func (m *transitionManager) setPhase(p phase) {
 func (m *transitionManager) onChange(now time.Time) {
 	switch m.phase {
 	case phaseCooldown:
+		if m.ctx.cooldownWaived() {
+			m.s.log.Info("cooldown waived: resources the deployment went without have arrived")
+			m.firstChange = time.Time{}
+			m.setPhase(phaseIdling)
+			m.onChange(now)
+			return
+		}
 		if m.firstChange.IsZero() && m.ctx.hasSufficientResources() {
 			m.firstChange = now
 		}

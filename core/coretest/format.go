@@ -78,3 +78,29 @@ func FormatRescale(r core.Rescale) string {
 	}
 	return b.String()
 }
+
+// FormatPending renders a pending rescale for golden files (times relative to Epoch).
+func FormatPending(p core.PendingRescale) string {
+	if p.Reason == core.PendingNone {
+		return "none\n"
+	}
+	out := string(p.Reason)
+	if !p.Until.IsZero() {
+		out += fmt.Sprintf(" until=+%v", p.Until.Sub(Epoch))
+	}
+	if p.MissingSlots > 0 {
+		out += fmt.Sprintf(" missing=%d", p.MissingSlots)
+	}
+	if p.InFlight > 0 {
+		out += fmt.Sprintf(" in-flight=%d", p.InFlight)
+	}
+	if p.Target != nil {
+		keys := sortedKeys(p.Target)
+		parts := make([]string, len(keys))
+		for i, k := range keys {
+			parts[i] = fmt.Sprintf("%s=%d", k, p.Target[k])
+		}
+		out += " target=[" + strings.Join(parts, " ") + "]"
+	}
+	return out + "\n"
+}

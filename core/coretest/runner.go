@@ -27,6 +27,9 @@ import (
 //	requirements v=(a:1:4,b:2:2)               FLIP-291 update (lower:upper; -1 default)
 //	set option=value ...                       live options reload
 //	stale-timers                               fire every timer armed before the current version
+//	expect-tms id=(tm1,tm2)                    TaskManagers on their way (adopted, launched)
+//	worker-failed [reason=..]                  an active driver could not start a worker
+//	pending                                    the pending rescale and its reason
 //	state | metrics | history | exceptions | taskmanagers | blocklist-state
 type Runner struct {
 	Env *Env
@@ -79,6 +82,16 @@ func (r *Runner) handle(d *TestData) (string, error) {
 		for _, id := range d.Vals("id") {
 			step(core.TaskManagerLost{TaskManager: core.TaskManagerID(id), Reason: d.Arg("reason", "connection lost")})
 		}
+	case "expect-tms":
+		var ids []core.TaskManagerID
+		for _, id := range d.Vals("id") {
+			ids = append(ids, core.TaskManagerID(id))
+		}
+		step(core.WorkersExpected{TaskManagers: ids})
+	case "worker-failed":
+		step(core.WorkerRequestFailed{Reason: d.Arg("reason", "no container")})
+	case "pending":
+		return FormatPending(e.S.PendingRescale()), nil
 	case "heartbeat":
 		for _, id := range d.Vals("id") {
 			step(core.TaskManagerHeartbeat{TaskManager: core.TaskManagerID(id)})
@@ -354,6 +367,8 @@ func applyOptions(o core.Options, d *TestData, withReactive bool) (core.Options,
 			*ints[a.Key] = n
 		case a.Key == "rescale-on-checkpoint":
 			o.RescaleOnCheckpoint = true
+		case a.Key == "keep":
+			o.KeepTaskManagers = true
 		case a.Key == "spread":
 			o.PreferMinimalTaskManagers = false
 		case a.Key == "restart":

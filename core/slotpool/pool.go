@@ -53,6 +53,12 @@ type BlockedFunc func(node string) bool
 // id order: lookups try the TaskManager found last and its successor in id order before
 // the map, and whole-pool walks go through the sorted slice without touching the map.
 type Pool struct {
+	// KeepBlocked keeps TaskManagers on blocked nodes (standalone: the AM never ends a
+	// TaskManager process): they may register, and their slots stay free but unusable
+	// while the node is blocked instead of being released, so they serve again when the
+	// block ends.
+	KeepBlocked bool
+
 	blocked BlockedFunc
 	tms     map[string]*taskManager
 	sorted  []*taskManager // by id; sorted[i].pos == i
@@ -92,7 +98,7 @@ func New(blocked BlockedFunc) *Pool {
 }
 
 // Register adds a TaskManager with all its slots free. A TaskManager on a blocked node is
-// refused with ErrBlocked; one already registered with ErrDuplicate.
+// refused with ErrBlocked (unless KeepBlocked); one already registered with ErrDuplicate.
 func (p *Pool) Register(now time.Time, id, node string, slots int) error {
 	if _, ok := p.tms[id]; ok {
 		return fmt.Errorf("register task manager %q: %w", id, ErrDuplicate)
@@ -100,7 +106,7 @@ func (p *Pool) Register(now time.Time, id, node string, slots int) error {
 	if slots <= 0 {
 		return fmt.Errorf("register task manager %q on node %q: %d slots, want >= 1", id, node, slots)
 	}
-	if p.blocked(node) {
+	if p.blocked(node) && !p.KeepBlocked {
 		return fmt.Errorf("register task manager %q: node %q: %w", id, node, ErrBlocked)
 	}
 	tm := &taskManager{id: id, node: node, slots: make([]slotState, slots), free: slots,
@@ -201,7 +207,7 @@ func (p *Pool) Free(now time.Time, ref allocator.SlotRef) (release bool, err err
 	if tm.slots[ref.Index] != slotReserved {
 		return false, fmt.Errorf("free slot %s/%d: %w", ref.TaskManager, ref.Index, ErrNotReserved)
 	}
-	return tm.freeReserved(now, ref.Index, p.blocked(tm.node)), nil
+	return tm.freeReserved(now, ref.Index, p.releasesBlocked(tm.node)), nil
 }
 
 // freeReserved returns reserved slot i (released instead on a blocked node) and reports
@@ -235,7 +241,7 @@ func (p *Pool) FreeAll(now time.Time, refs iter.Seq[allocator.SlotRef]) (registe
 			if tm, ok = p.lookup(ref.TaskManager); !ok {
 				continue
 			}
-			blocked = p.blocked(tm.node)
+			blocked = p.releasesBlocked(tm.node)
 		}
 		registered++
 		switch {
@@ -256,18 +262,21 @@ func (p *Pool) FreeAll(now time.Time, refs iter.Seq[allocator.SlotRef]) (registe
 // ReleaseBlocked applies a newly blocked node: free slots of its TaskManagers are released.
 // It returns the TaskManagers on the node that hold no reserved slot (release them whole)
 // and those still running subtasks (kept until their slots are freed, unless evacuated).
+// With KeepBlocked nothing is released: the free slots stay free and unusable.
 func (p *Pool) ReleaseBlocked(node string) (idle, busy []string) {
 	for _, tm := range p.sorted {
 		if tm.node != node {
 			continue
 		}
 		id := tm.id
-		for i, s := range tm.slots {
-			if s == slotFree {
-				tm.slots[i] = slotReleased
+		if !p.KeepBlocked {
+			for i, s := range tm.slots {
+				if s == slotFree {
+					tm.slots[i] = slotReleased
+				}
 			}
+			tm.free = 0
 		}
-		tm.free = 0
 		if tm.reserved == 0 {
 			idle = append(idle, id)
 		} else {
@@ -276,6 +285,9 @@ func (p *Pool) ReleaseBlocked(node string) (idle, busy []string) {
 	}
 	return idle, busy
 }
+
+// releasesBlocked reports whether a freed slot on node is released rather than freed.
+func (p *Pool) releasesBlocked(node string) bool { return !p.KeepBlocked && p.blocked(node) }
 
 // OnNode returns the TaskManagers registered on a node, sorted.
 func (p *Pool) OnNode(node string) []string {
