@@ -47,6 +47,12 @@ else
   export TIDE_REQUIRE_KAFKA=0
 fi
 
+# The web page's browser test (test/e2e) needs headless Chromium; CI installs Debian's.
+if [ "${CI:-}" = true ] && ! command -v chromium >/dev/null; then
+  echo "==> installing chromium for the browser test"
+  apt-get install -y -qq chromium >/dev/null || { apt-get update -qq && apt-get install -y -qq chromium >/dev/null; }
+fi
+
 mkdir -p .cache
 echo "==> building"
 "$GO" build ./...

@@ -28,6 +28,7 @@ let timer = null;
 let interval = 3000;
 let polling = false;
 let again = false;    // a poll was asked for while one ran
+let refreshes = 0;    // successful refreshes, in body[data-refreshes] for whoever watches the page
 
 function pageFromHash() {
   const id = location.hash.replace(/^#\/?/, '') || 'overview';
@@ -91,7 +92,7 @@ async function poll() {
     document.title = current.title + ' · ' + job.name;
     await current.refresh(ctx);
     status(true, 'updated ' + fmt.time(Date.now()));
-    document.body.dataset.ready = 'true';
+    document.body.dataset.refreshes = String(++refreshes);
   } catch (err) {
     status(false, 'AM unreachable: ' + err.message);
   } finally {

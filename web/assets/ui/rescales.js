@@ -189,10 +189,10 @@ export default {
     legendBox = h('div');
     tableBox = h('div');
     lastKey = '';
-    root.append(
-      card('Rescale timeline', h('p', {class: 'hint', text: 'Parallelism of each vertex over time. Every rescale is marked where it began, with what triggered it and the parallelism before → after; the shaded band is the time the job was down (scheduler). Hover a marker for the details.'}),
-        chartBox, legendBox),
-      card('Rescale history', tableBox));
+    const timeline = card('Rescale timeline', h('p', {class: 'hint', text: 'Parallelism of each vertex over time. Every rescale is marked where it began, with what triggered it and the parallelism before → after; the shaded band is the time the job was down (scheduler). Hover a marker for the details.'}),
+        chartBox, legendBox);
+    timeline.id = 'rescale-timeline';
+    root.append(timeline, card('Rescale history', tableBox));
     window.addEventListener('resize', () => { lastKey = ''; });
   },
   async refresh(ctx) {

@@ -36,11 +36,11 @@ export default {
         b ? h('span', {class: 'muted', text: 'cause: ' + b.cause}) : null);
       const rows = list.map(tm => {
         const hb = tm.timeSinceLastHeartbeat;
-        return h('tr', {dataset: {tm: tm.id}, class: tm.blocked ? 'blocked' : null},
+        return h('tr', {dataset: {tm: tm.id}},
           h('td', {class: 'strong mono', text: tm.id}),
           h('td', {}, slotBar(tm.slotsNumber - tm.freeSlots, tm.slotsNumber)),
           h('td', {class: 'num ' + (hb > 10000 ? 'warn' : ''), text: hb < 0 ? 'none yet' : fmt.ago(hb)}),
-          h('td', {text: tm.blocked ? 'yes' : 'no'}),
+          h('td', {class: tm.blocked ? 'is-blocked' : null, text: tm.blocked ? 'yes' : 'no'}),
           h('td', {text: fmt.dateTime(tm.registered)}),
           h('td', {class: 'mono muted', text: tm.dataAddress || '—'}));
       });

@@ -1,0 +1,143 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/tidestream/tide/examples"
+	"github.com/tidestream/tide/internal/testkit"
+)
+
+// TestWebPageInBrowser drives the job's web page in headless Chromium against a real AM
+// and TaskManagers: the page shows the running job; TaskManagers that join and one that
+// dies appear on the rescale timeline; a node blocked from the page (the AM wants a bearer
+// token, which the page asks for) is in GET /blocklist, and unblocked from the page it is
+// gone. Screenshots of every tab go to the test's artifact directory (go test -artifacts).
+func TestWebPageInBrowser(t *testing.T) {
+	bin := chromiumBinary(t)
+	const token = "web-page-test-token"
+	dyn := append(reactive(t.TempDir(), "500 ms"), "rest.auth.token="+token)
+	c := startCluster(t, examples.TopSpeedWindowingName, []string{"--cars", "4"}, 1, dyn)
+	id := jobID(t, c)
+	d := waitRunningAt(t, c, id, 1)
+	waitCheckpointIn(t, c, id, d.Attempt)
+
+	b := newBrowser(t, bin)
+	b.do("opening the page", chromedp.Navigate("http://"+c.RESTAddress()+"/?refresh=500"))
+	b.wait("the running job in the header", `document.getElementById('job-state').textContent === 'RUNNING' &&
+		document.getElementById('job-name').textContent === 'TopSpeedWindowing'`)
+	b.wait("vertex cars at parallelism 1", `(document.querySelector('tr[data-vertex="cars"] td.big') || {}).textContent === '1'`)
+	b.screenshot("overview.png")
+
+	b.tab("rescales")
+	b.wait("the initial schedule on the timeline", `document.querySelector('g.rescale-marker[data-trigger="INITIAL_SCHEDULE"]') !== null`)
+	for p := 2; p <= 3; p++ {
+		if _, err := c.AddTaskManager(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		b.wait(fmt.Sprintf("the scale-up to %d on the timeline", p), fmt.Sprintf(`[...document.querySelectorAll(
+			'g.rescale-marker[data-trigger="NEW_RESOURCE_AVAILABLE"][data-outcome="COMPLETED"]')].some(g => g.dataset.change.includes('cars %d→%d'))`, p-1, p))
+		d = waitRunningAt(t, c, id, p)
+		waitCheckpointIn(t, c, id, d.Attempt)
+	}
+	if err := c.Signal("tm-3", syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	b.wait("the scale-down on the timeline", `[...document.querySelectorAll('g.rescale-marker[data-trigger="RESOURCE_LOST"]')].some(g => g.dataset.change.includes('cars 3→2'))`)
+	d = waitRunningAt(t, c, id, 2)
+	waitCheckpointIn(t, c, id, d.Attempt)
+	b.refreshed()
+	b.wait("the rescale history table", `document.querySelectorAll('tr[data-rescale-id]').length >= 4`)
+	b.screenshotOf("#rescale-timeline", "rescale-timeline.png")
+	b.hover(`g.rescale-marker[data-trigger="RESOURCE_LOST"] rect.hit`)
+	b.wait("the details of the scale-down", `!document.getElementById('tooltip').hidden &&
+		document.getElementById('tooltip').textContent.includes('resources lost') &&
+		document.getElementById('tooltip').textContent.includes('3 → 2')`)
+	b.screenshotOf("#rescale-timeline, #tooltip", "rescale-timeline-hover.png")
+	b.screenshot("rescales.png")
+
+	// Block a node from the page. The AM has a token: the first try is refused and the
+	// page asks for it.
+	b.tab("blocklist")
+	b.do("filling in the blocklist form",
+		chromedp.SendKeys(chromedp.CSS(`#blocklist-form input[name=node]`), "local-2"),
+		chromedp.SendKeys(chromedp.CSS(`#blocklist-form input[name=cause]`), "flaky disk (blocked from the web page)"),
+		chromedp.SendKeys(chromedp.CSS(`#blocklist-form input[name=timeout]`), "10m"),
+		chromedp.Click(chromedp.CSS("#block-node")))
+	b.wait("the page to ask for the token", `!document.querySelector('#blocklist-form input[name=token]').closest('.field').hidden &&
+		document.querySelector('.msg.error').textContent.includes('bearer token')`)
+	if got := blocklist(t, c); len(got) != 0 {
+		t.Fatalf("GET /blocklist = %v after a refused request, want it empty", got)
+	}
+	start := time.Now()
+	b.do("entering the token", chromedp.SendKeys(chromedp.CSS(`#blocklist-form input[name=token]`), token),
+		chromedp.Click(chromedp.CSS("#block-node")))
+	b.wait("local-2 in the page's blocklist", `document.querySelector('table.blocklist tr[data-node="local-2"]') !== null &&
+		document.querySelector('.msg.ok').textContent.includes('Blocked local-2')`)
+	got := blocklist(t, c)
+	n, ok := got["local-2"]
+	if !ok || n.Cause != "flaky disk (blocked from the web page)" || n.Action != "MARK_BLOCKED" {
+		t.Fatalf("GET /blocklist = %+v, want local-2 blocked (MARK_BLOCKED) with the cause typed into the page", got)
+	}
+	var end int64
+	if _, err := fmt.Sscan(n.EndTimestamp, &end); err != nil {
+		t.Fatalf("endTimestamp %q: %v", n.EndTimestamp, err)
+	}
+	if until := time.UnixMilli(end); until.Before(start.Add(9*time.Minute)) || until.After(time.Now().Add(11*time.Minute)) {
+		t.Errorf("local-2 blocked until %s, want about 10 minutes from %s", until, start)
+	}
+	b.screenshot("blocklist.png")
+	b.tab("taskmanagers")
+	b.wait("local-2 shown blocked", `document.querySelector('section.node.is-blocked[data-node="local-2"]') !== null`)
+	b.screenshot("taskmanagers.png")
+
+	b.tab("blocklist")
+	b.do("removing local-2", chromedp.Click(chromedp.CSS(`button[data-unblock="local-2"]`)))
+	b.wait("local-2 gone from the page's blocklist", `document.querySelector('tr[data-node="local-2"]') === null &&
+		document.querySelector('.msg.ok').textContent.includes('Unblocked local-2')`)
+	if got := blocklist(t, c); len(got) != 0 {
+		t.Fatalf("GET /blocklist = %v after the page removed local-2, want it empty", got)
+	}
+
+	for _, tab := range []struct{ id, ready string }{
+		{"graph", `document.querySelectorAll('svg.graph g.vertex').length === 2`},
+		{"checkpoints", `document.querySelectorAll('tr[data-checkpoint]').length > 0`},
+		{"exceptions", `document.querySelector('#page .card') !== null`},
+		{"config", `document.querySelector('tr[data-key="rest.auth.token"]') !== null`},
+	} {
+		b.tab(tab.id)
+		b.wait(tab.id+" filled in", tab.ready)
+		b.screenshot(tab.id + ".png")
+	}
+	if v := eval[string](b, `document.querySelector('tr[data-key="rest.auth.token"] td:last-child').textContent`); v == token {
+		t.Errorf("the configuration tab shows the REST token in clear")
+	}
+}
+
+type blockedNode struct {
+	Action       string `json:"action"`
+	Cause        string `json:"cause"`
+	EndTimestamp string `json:"endTimestamp"`
+}
+
+// blocklist reads GET /blocklist of the cluster's AM.
+func blocklist(t *testing.T, c interface{ RESTAddress() string }) map[string]blockedNode {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), testkit.RequestTimeout)
+	defer cancel()
+	code, _, body, err := testkit.Send(ctx, http.MethodGet, "http://"+c.RESTAddress()+"/blocklist", "")
+	if err != nil || code != http.StatusOK {
+		t.Fatalf("GET /blocklist = %d %s: %v", code, body, err)
+	}
+	var out map[string]blockedNode
+	if err := json.Unmarshal(body, &out); err != nil {
+		t.Fatalf("GET /blocklist: %s: %v", body, err)
+	}
+	return out
+}
