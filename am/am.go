@@ -162,6 +162,7 @@ func (a *AM) Run(ctx context.Context) (Result, error) {
 	if len(recovered) > 0 {
 		a.log.Info("driver recovered workers of a previous attempt; waiting for them to register", "workers", len(recovered))
 	}
+	a.expectWorkers(recovered) // the loop has not started: this goroutine owns the core
 	if a.reload != nil {
 		watchCtx, stopWatch := context.WithCancel(ctx)
 		defer stopWatch()

@@ -44,7 +44,11 @@ type Config struct {
 	Watch ConfigWatch
 
 	// Driver is the resource manager driver; nil means standalone.
-	Driver            drivers.Driver
+	Driver drivers.Driver
+	// ExpectedTaskManagers names TaskManagers started together with the AM (tide run
+	// --target local): the first deployment waits for them, bounded by the submission
+	// stabilization timeout, instead of deploying on the first one.
+	ExpectedTaskManagers []core.TaskManagerID
 	HeartbeatInterval time.Duration
 
 	Clock  Clock
@@ -92,5 +96,9 @@ func (c *Config) withDefaults() {
 	}
 	if c.NumRetained <= 0 {
 		c.NumRetained = 1
+	}
+	// A passive driver (standalone) cannot start a TaskManager again: the AM never ends one.
+	if _, passive := c.Driver.(drivers.Admitter); c.Driver == nil || passive {
+		c.Options.KeepTaskManagers = true
 	}
 }

@@ -93,6 +93,8 @@ func (s *Scheduler) onUpdateOptions(now time.Time, o Options) {
 		s.log.Warn("execution-mode change needs a restart of the job; keeping the current mode", "reactive", s.opts.Reactive)
 		o.Reactive = s.opts.Reactive
 	}
+	// Fixed by the deployment, not by the configuration file: a reload keeps them.
+	o.ActiveWorkers, o.KeepTaskManagers = s.opts.ActiveWorkers, s.opts.KeepTaskManagers
 	if err := o.Validate(); err != nil {
 		s.log.Warn("options reload refused; keeping the current options", "err", err)
 		return

@@ -78,12 +78,17 @@ func (d *Driver) RequestWorker(context.Context, drivers.WorkerSpec) (core.TaskMa
 	return "", fmt.Errorf("request standalone worker: %w", drivers.ErrPassive)
 }
 
-// Admit accepts a TaskManager that registered by itself unless its node is blocked.
+// Admit accepts a TaskManager that registered by itself, also on a blocked node: nothing
+// would start a refused standalone TaskManager again, so the scheduler keeps it
+// registered and unused until the block ends (as Flink's standalone TaskManagers stay).
 func (d *Driver) Admit(_ context.Context, w drivers.Worker) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if err := drivers.CheckAdmission(d.log, w, d.check(), d.blocked); err != nil {
-		return err
+	if err := d.check(); err != nil {
+		return fmt.Errorf("admit TaskManager %s: %w", w.ID, err)
+	}
+	if d.blocked(w.Node) {
+		d.log.Info("TaskManager on a blocked node admitted; it stays unused until the block ends", "taskmanager", w.ID, "node", w.Node)
 	}
 	d.workers[w.ID] = w.Node
 	return nil

@@ -17,7 +17,7 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 func TestConformance(t *testing.T) {
 	drivertest.Suite(t, func(t *testing.T) drivertest.Harness {
 		d := New(func(context.Context, core.TaskManagerID, string) error { return nil }, nil)
-		return drivertest.Harness{Driver: d, Join: d.Admit}
+		return drivertest.Harness{Driver: d, Join: d.Admit, KeepsBlocked: true}
 	})
 }
 

@@ -104,6 +104,11 @@ func StartLocal(ctx context.Context, opts LocalOptions) (*LocalCluster, error) {
 	if opts.AllowNonRestoredState {
 		args = append(args, "--allowNonRestoredState")
 	}
+	// The AM waits for the TaskManagers started with it (ids tm-1..tm-N, see
+	// AddTaskManager) and deploys once, when the last one registered.
+	for i := 1; i <= opts.TaskManagers; i++ {
+		args = append(args, "--expect-taskmanagers", "tm-"+strconv.Itoa(i))
+	}
 	args = append(args, "--")
 	args = append(args, opts.JobArgs...)
 	if c.am, err = c.start("jobmanager", args); err != nil {

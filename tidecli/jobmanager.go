@@ -33,6 +33,7 @@ Arguments after "--" go to the job. Exits 0 when the job finishes or is cancelle
 ` + dynamicHelp,
 		Flags: jobStartFlags(
 			&cli.StringFlag{Name: "job-id", Usage: "32 hex digits; default derives a stable id from the job name and arguments, so a restarted AM resumes from the job's checkpoints"},
+			&cli.StringSliceFlag{Name: "expect-taskmanagers", Usage: "resource ids of TaskManagers started together with the AM (tide run --target local passes them): the first deployment waits for them, at most the submission stabilization timeout"},
 		),
 		Action: runJobManager,
 	}
@@ -110,6 +111,7 @@ func runJobManager(c *cli.Context) error {
 		AllowNonRestoredState: c.Bool(allowNonRestoredStateFlag),
 		HeartbeatInterval:     conf.HeartbeatInterval.Get(cfg),
 		Driver:                driver,
+		ExpectedTaskManagers:  expectedTaskManagers(c.StringSlice("expect-taskmanagers")),
 		Logger:                slog.Default(),
 		RPCListener:           rpcLn,
 		RESTListener:          restLn,
@@ -131,4 +133,15 @@ func runJobManager(c *cli.Context) error {
 		return nil
 	}
 	return errors.New("job " + name + " ended " + string(res.Status) + ": " + res.Cause)
+}
+
+// expectedTaskManagers turns --expect-taskmanagers values into ids, skipping empty ones.
+func expectedTaskManagers(vals []string) []core.TaskManagerID {
+	var out []core.TaskManagerID
+	for _, v := range vals {
+		if v = strings.TrimSpace(v); v != "" {
+			out = append(out, core.TaskManagerID(v))
+		}
+	}
+	return out
 }

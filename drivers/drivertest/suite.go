@@ -25,6 +25,10 @@ type Harness struct {
 	// Recovered lists the workers the driver must report from Start (a previous
 	// attempt's survivors, as set up by the fake cluster).
 	Recovered []drivers.Worker
+	// KeepsBlocked: the driver admits workers on blocked nodes, which the scheduler keeps
+	// registered and unused until the block ends (standalone: nothing would start a
+	// refused TaskManager again).
+	KeepsBlocked bool
 }
 
 // Recorder is an EventHandler that remembers every event.
@@ -282,7 +286,11 @@ func testBlocked(t *testing.T, h Harness) {
 	if _, err := h.Driver.RequestWorker(ctx, drivers.WorkerSpec{Slots: 1}); err != nil && !errors.Is(err, drivers.ErrPassive) {
 		t.Fatalf("RequestWorker: %v", err)
 	}
-	if err := h.Join(ctx, drivers.Worker{ID: "tm-bad", Node: "bad-node"}); !errors.Is(err, drivers.ErrBlocked) {
+	err := h.Join(ctx, drivers.Worker{ID: "tm-bad", Node: "bad-node"})
+	switch {
+	case h.KeepsBlocked && err != nil:
+		t.Fatalf("Join on a blocked node = %v, want it admitted (the driver keeps workers on blocked nodes)", err)
+	case !h.KeepsBlocked && !errors.Is(err, drivers.ErrBlocked):
 		t.Fatalf("Join on a blocked node = %v, want ErrBlocked", err)
 	}
 	if err := h.Join(ctx, drivers.Worker{ID: "tm-good", Node: "good-node"}); err != nil {
