@@ -49,7 +49,7 @@ type Config struct {
 	// --target local): the first deployment waits for them, bounded by the submission
 	// stabilization timeout, instead of deploying on the first one.
 	ExpectedTaskManagers []core.TaskManagerID
-	HeartbeatInterval time.Duration
+	HeartbeatInterval    time.Duration
 
 	Clock  Clock
 	Logger *slog.Logger
