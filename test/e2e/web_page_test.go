@@ -5,6 +5,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"slices"
+	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -117,6 +123,52 @@ func TestWebPageInBrowser(t *testing.T) {
 	}
 	if v := eval[string](b, `document.querySelector('tr[data-key="rest.auth.token"] td:last-child').textContent`); v == token {
 		t.Errorf("the configuration tab shows the REST token in clear")
+	}
+
+	// Behind YARN's web proxy the page lives under /proxy/<application id>/; every request
+	// it makes must stay under that prefix.
+	const prefix = "/proxy/application_1700000000000_0001"
+	proxy, outside := pathProxy(t, prefix, "http://"+c.RESTAddress())
+	b.do("opening the page through a path-prefix proxy", chromedp.Navigate(proxy+prefix+"/?refresh=500#/rescales"))
+	b.wait("the job and its rescales through the proxy", `document.getElementById('job-state').textContent === 'RUNNING' &&
+		document.querySelectorAll('g.rescale-marker').length >= 4`)
+	b.tab("checkpoints")
+	b.wait("checkpoints through the proxy", `document.querySelectorAll('tr[data-checkpoint]').length > 0`)
+	if paths := outside(); len(paths) > 0 {
+		t.Errorf("behind a proxy at %s/ the page requested %v", prefix, paths)
+	}
+}
+
+// pathProxy serves the AM at target under prefix, as YARN's web proxy does, and reports
+// the paths requested outside prefix.
+func pathProxy(t *testing.T, prefix, target string) (string, func() []string) {
+	t.Helper()
+	u, err := url.Parse(target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var (
+		mu      sync.Mutex
+		outside []string
+	)
+	forward := http.StripPrefix(prefix, httputil.NewSingleHostReverseProxy(u))
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !strings.HasPrefix(r.URL.Path, prefix+"/") {
+			if r.URL.Path != "/favicon.ico" { // the browser's own guess, not the page's
+				mu.Lock()
+				outside = append(outside, r.Method+" "+r.URL.Path)
+				mu.Unlock()
+			}
+			http.NotFound(w, r)
+			return
+		}
+		forward.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL, func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Clone(outside)
 	}
 }
 
