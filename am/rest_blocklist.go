@@ -4,7 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strconv"
 
+	"github.com/tidestream/tide/conf"
 	"github.com/tidestream/tide/core"
 	"github.com/tidestream/tide/core/blocklist"
 )
@@ -46,10 +48,11 @@ func (a *AM) putBlockedNode(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	id := r.PathValue("nodeid")
-	req, err := blocklist.ParseAddRequest(id, body, a.clock.Now())
+	rules := a.blocklistRules()
+	req, err := blocklist.ParseAddRequest(id, body, a.clock.Now(), rules)
 	var rerr *blocklist.RequestError
 	if errors.As(err, &rerr) {
-		writeErrors(w, http.StatusBadRequest, rerr.Problems)
+		writeErrors(w, rerr.Status(), rerr.Problems)
 		return
 	} else if err != nil {
 		writeError(w, http.StatusBadRequest, err.Error())
@@ -61,7 +64,7 @@ func (a *AM) putBlockedNode(w http.ResponseWriter, r *http.Request) {
 		tms    []core.TaskManagerInfo
 		aerr   error
 	)
-	err = a.mutate(r.Context(), func() { status, node, tms, aerr = a.blockNode(req) })
+	err = a.mutate(r.Context(), func() { status, node, tms, aerr = a.blockNode(req, rules.Limits) })
 	if writeMutateError(w, err, a.blocklistTerminated()) {
 		return
 	}
@@ -69,16 +72,43 @@ func (a *AM) putBlockedNode(w http.ResponseWriter, r *http.Request) {
 		writeError(w, status, aerr.Error())
 		return
 	}
-	a.log.Info("node blocked over REST", "node", id, "action", req.Node.Action, "status", status, "remote", r.RemoteAddr)
+	a.log.Info("node blocked over REST", "node", id, "action", node.Action, "status", status,
+		"cause_bytes", len(node.Cause), "remote", r.RemoteAddr)
 	writeJSON(w, status, blocklist.NewNodeInfo(node, taskManagersOn(tms)(id)))
 }
 
+// blocklistRules are the blocklist keys in force (reloaded live): the default action and the
+// bounds on causes and entries.
+func (a *AM) blocklistRules() blocklist.ParseOptions {
+	c := a.ConfigInForce()
+	num := func(key string) int {
+		n, err := strconv.Atoi(c[key])
+		if err != nil {
+			return 0 // the bound's default
+		}
+		return n
+	}
+	return blocklist.ParseOptions{
+		DefaultAction: blocklist.Action(c[conf.BlocklistDefaultAction.Key()]),
+		Limits: blocklist.Limits{
+			MaxCauseLength:       num(conf.BlocklistCauseMaxLength.Key()),
+			MaxMergedCauseLength: num(conf.BlocklistCauseMaxMergedLength.Key()),
+			MaxNodes:             num(conf.BlocklistMaxNodes.Key()),
+		},
+	}
+}
+
 // blockNode decides and applies an add request (loop goroutine).
-func (a *AM) blockNode(req blocklist.AddRequest) (int, blocklist.BlockedNode, []core.TaskManagerInfo, error) {
-	old, exists := findBlocked(a.sched.Blocklist(), req.Node.ID)
+func (a *AM) blockNode(req blocklist.AddRequest, lim blocklist.Limits) (int, blocklist.BlockedNode, []core.TaskManagerInfo, error) {
+	all := a.sched.Blocklist()
+	old, exists := findBlocked(all, req.Node.ID)
 	status, apply := blocklist.AddStatus(exists, req.AllowMerge)
 	if !apply {
-		return status, old, nil, fmt.Errorf("node %s is already blocked (cause %q): set \"allowMerge\": true to merge this request into it", req.Node.ID, old.Cause)
+		return status, old, nil, fmt.Errorf("node %s is already blocked (cause %s): set \"allowMerge\": true to merge this request into it",
+			req.Node.ID, blocklist.CauseSummary(old.Cause))
+	}
+	if err := blocklist.CheckAdd(old, exists, len(all), req.Node, lim); err != nil {
+		return http.StatusRequestEntityTooLarge, old, nil, err
 	}
 	if err := req.Node.Validate(a.clock.Now()); err != nil {
 		return http.StatusBadRequest, old, nil, fmt.Errorf("block node %s: %w", req.Node.ID, err)
@@ -117,7 +147,7 @@ func (a *AM) deleteBlockedNode(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if status := blocklist.RemoveStatus(blocked); status != http.StatusOK {
-		writeError(w, status, fmt.Sprintf("Node %s is not blocked: GET /blocklist lists the blocked nodes", id))
+		writeError(w, status, fmt.Sprintf("Node %s is not blocked: GET /blocklist lists the blocked nodes", blocklist.Quote(id, 64)))
 		return
 	}
 	a.log.Info("node unblocked over REST", "node", id, "remote", r.RemoteAddr)

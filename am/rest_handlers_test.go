@@ -254,7 +254,7 @@ func TestRESTErrors(t *testing.T) {
 		{"stop with drain", "POST", jobPath + "/stop", `{"targetDirectory":"/tmp/sp","drain":true}`, 400, "", "drain"},
 		{"stop unknown field", "POST", jobPath + "/stop", `{"target-directory":"/tmp/sp"}`, 400, "", "target-directory"},
 		{"exceptions bad max", "GET", jobPath + "/exceptions?maxExceptions=0", "", 400, "", "maxExceptions"},
-		{"block no body", "PUT", "/blocklist/nodes/n1", "", 400, "", "action"},
+		{"block no body", "PUT", "/blocklist/nodes/n1", "", 400, "", "cause"},
 		{"block malformed", "PUT", "/blocklist/nodes/n1", "{nope", 400, "", "JSON"},
 		{"block unknown field", "PUT", "/blocklist/nodes/n1", `{"action":"MARK_BLOCKED","cause":"c","colour":"red"}`, 400, "", "colour"},
 		{"block oversize", "PUT", "/blocklist/nodes/n1", big, 413, "", "larger"},

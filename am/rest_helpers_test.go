@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -32,6 +33,7 @@ type restAMOptions struct {
 	token     string
 	tokenFile string
 	dynamic   []string
+	logger    *slog.Logger // testkit.Logger() if nil
 }
 
 func startRESTAM(t testing.TB, o restAMOptions) *restAM {
@@ -81,6 +83,10 @@ func newRESTAM(t testing.TB, o restAMOptions) (*AM, error) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	logger := o.logger
+	if logger == nil {
+		logger = testkit.Logger()
+	}
 	bind := o.bind
 	if bind == "" {
 		bind = "127.0.0.1"
@@ -96,7 +102,7 @@ func newRESTAM(t testing.TB, o restAMOptions) (*AM, error) {
 	a, err := New(Config{
 		JobID: testJobID, JobName: examples.CheckableCountName, Job: job,
 		Options: SchedulerOptions(cfg), Conf: cfg.Map(), HeartbeatInterval: time.Second,
-		Logger: testkit.Logger(), RPCListener: rpcLn, RESTListener: restLn,
+		Logger: logger, RPCListener: rpcLn, RESTListener: restLn,
 		RESTAuthToken: o.token, RESTAuthTokenFile: o.tokenFile,
 	})
 	if err != nil {

@@ -26,11 +26,12 @@ type BlockedNode struct {
 // Blocklist is GET /blocklist: the blocked nodes by node id.
 type Blocklist map[string]BlockedNode
 
-// BlockNodeRequest is the body of PUT /blocklist/nodes/:id. A zero EndTimestamp means
-// the AM's blocklist.default-timeout; AllowMerge merges into an existing block of the
-// node instead of answering 409.
+// BlockNodeRequest is the body of PUT /blocklist/nodes/:id. An empty Action means the AM's
+// blocklist.default-action; a zero EndTimestamp means the AM's blocklist.default-timeout
+// (math.MaxInt64 blocks for good); AllowMerge merges into an existing block of the node
+// instead of answering 409.
 type BlockNodeRequest struct {
-	Action       string `json:"action"`
+	Action       string `json:"action,omitempty"`
 	EndTimestamp int64  `json:"endTimestamp,omitempty,string"`
 	Cause        string `json:"cause"`
 	AllowMerge   bool   `json:"allowMerge,omitempty,string"`

@@ -325,7 +325,7 @@ var (
 	// BlocklistDefaultTimeout is how long a node stays blocked when the request names no timeout.
 	BlocklistDefaultTimeout = declare[time.Duration](Spec{
 		Key: "blocklist.default-timeout", Default: "0 ms",
-		Description: "How long a node stays blocked when the block request gives no end; 0 blocks it until it is unblocked (FLIP-224: no end means permanent).",
+		Description: "How long a node stays blocked when the block request gives no end; 0 blocks it until it is unblocked (FLIP-224: no end means permanent). A request with endTimestamp 9223372036854775807 (Long.MAX_VALUE) is permanent whatever this says.",
 		Reloadable:  true,
 	}, durationType{})
 
@@ -335,6 +335,27 @@ var (
 		Description: "Action of a block request that names none: MARK_BLOCKED (no new slots on the node) or MARK_BLOCKED_AND_EVACUATE_TASKS (also move its running tasks away).",
 		Reloadable:  true,
 	}, enumType{values: []string{"MARK_BLOCKED", "MARK_BLOCKED_AND_EVACUATE_TASKS"}})
+
+	// BlocklistCauseMaxLength bounds the cause of one block request.
+	BlocklistCauseMaxLength = declare[int](Spec{
+		Key: "blocklist.cause.max-length", Default: "1024", Unit: "bytes",
+		Description: "Longest cause one block request may carry; a longer one is refused with 413.",
+		Reloadable:  true,
+	}, intType{1, 1 << 20})
+
+	// BlocklistCauseMaxMergedLength bounds a node's cause after merges.
+	BlocklistCauseMaxMergedLength = declare[int](Spec{
+		Key: "blocklist.cause.max-merged-length", Default: "4096", Unit: "bytes",
+		Description: "Longest cause a blocked node may have after merges (allowMerge joins causes with \",\"); a merge that would exceed it is refused with 413 and changes nothing.",
+		Reloadable:  true,
+	}, intType{1, 1 << 20})
+
+	// BlocklistMaxNodes bounds the number of blocked nodes.
+	BlocklistMaxNodes = declare[int](Spec{
+		Key: "blocklist.max-nodes", Default: "1000", Unit: "nodes",
+		Description: "Most nodes the blocklist holds at once; blocking one more is refused with 413 until a node is unblocked or expires. Merges into blocked nodes are not affected.",
+		Reloadable:  true,
+	}, intType{1, unlimited})
 
 	// BlocklistCheckInterval is how often expired blocks are removed.
 	BlocklistCheckInterval = declare[time.Duration](Spec{

@@ -13,15 +13,18 @@ import (
 // too and the job restarts elsewhere (without using up the restart strategy).
 func (s *Scheduler) blockNodes(now time.Time, nodes []blocklist.BlockedNode) {
 	for i := range nodes {
-		if nodes[i].End.IsZero() && s.opts.BlocklistDefaultTimeout > 0 {
+		// Only a request that named no end gets the default timeout; an explicit permanent
+		// block (endTimestamp Long.MAX_VALUE, seed 003) stays permanent.
+		if nodes[i].EndUnset && nodes[i].End.IsZero() && s.opts.BlocklistDefaultTimeout > 0 {
 			start := nodes[i].Start
 			if start.IsZero() {
 				start = now
 			}
 			nodes[i].End = start.Add(s.opts.BlocklistDefaultTimeout)
 		}
+		nodes[i].EndUnset = false
 		if err := nodes[i].Validate(now); err != nil {
-			s.log.Warn("blocked node refused", "node", nodes[i].ID, "err", err)
+			s.log.Warn("blocked node refused", "node", blocklist.Quote(nodes[i].ID, 64), "err", err)
 		}
 	}
 	added, merged := s.blocked.Add(now, nodes...)
@@ -30,10 +33,17 @@ func (s *Scheduler) blockNodes(now time.Time, nodes []blocklist.BlockedNode) {
 	}
 	s.emit(BlocklistChanged{Blocked: s.blocked.All()})
 	var idle, evacuate []TaskManagerID
-	for _, n := range append(added, merged...) {
+	for i, n := range append(added, merged...) {
 		idleOnNode, busy := s.pool.ReleaseBlocked(n.ID)
-		s.log.Info("node blocked", "node", n.ID, "action", n.Action, "end", n.End, "cause", n.Cause,
-			"idle_task_managers", len(idleOnNode), "busy_task_managers", len(busy))
+		// A merge logs the length of the merged cause, not the cause again: repeated merges of
+		// a long cause must not grow the log with every request.
+		if i < len(added) {
+			s.log.Info("node blocked", "node", n.ID, "action", n.Action, "end", n.End, "cause", blocklist.CauseSummary(n.Cause),
+				"idle_task_managers", len(idleOnNode), "busy_task_managers", len(busy))
+		} else {
+			s.log.Info("node blocking merged", "node", n.ID, "action", n.Action, "end", n.End, "cause_bytes", len(n.Cause),
+				"idle_task_managers", len(idleOnNode), "busy_task_managers", len(busy))
+		}
 		for _, tm := range idleOnNode {
 			idle = append(idle, TaskManagerID(tm))
 		}

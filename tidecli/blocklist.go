@@ -67,15 +67,20 @@ func blocklistAddCommand() *cli.Command {
 		Usage:     "block a node",
 		ArgsUsage: "NODE",
 		Flags: append(clientFlags(),
-			&cli.BoolFlag{Name: "evacuate", Usage: "also move the node's running tasks elsewhere (MARK_BLOCKED_AND_EVACUATE_TASKS)"},
+			&cli.BoolFlag{Name: "evacuate", Usage: "also move the node's running tasks elsewhere (MARK_BLOCKED_AND_EVACUATE_TASKS); --evacuate=false only marks it (MARK_BLOCKED); default: the AM's blocklist.default-action"},
 			&cli.DurationFlag{Name: "timeout", Usage: "unblock after this long (default: the AM's blocklist.default-timeout)"},
 			&cli.StringFlag{Name: "cause", Value: "blocked by an operator", Usage: "why the node is blocked"},
 			&cli.BoolFlag{Name: "merge", Usage: "merge with an existing block of the node instead of failing"}),
 		OnUsageError: onUsageError,
 		Action: nodeAction(checkBlockTimeout, func(c *cli.Context, cc *clientCommand, node string) error {
-			req := api.BlockNodeRequest{Action: api.ActionMarkBlocked, Cause: c.String("cause"), AllowMerge: c.Bool("merge")}
-			if c.Bool("evacuate") {
-				req.Action = api.ActionMarkBlockedAndEvacuate
+			// Without --evacuate the AM's blocklist.default-action decides; --evacuate=false
+			// asks for MARK_BLOCKED whatever the default.
+			req := api.BlockNodeRequest{Cause: c.String("cause"), AllowMerge: c.Bool("merge")}
+			if c.IsSet("evacuate") {
+				req.Action = api.ActionMarkBlocked
+				if c.Bool("evacuate") {
+					req.Action = api.ActionMarkBlockedAndEvacuate
+				}
 			}
 			if c.IsSet("timeout") {
 				req.EndTimestamp = time.Now().Add(c.Duration("timeout")).UnixMilli()

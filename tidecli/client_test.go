@@ -400,6 +400,14 @@ func TestClientBlocklist(t *testing.T) {
 	if out, code = runTide(t, "blocklist", "remove", "host-a", "-m", m); code != exitError || !strings.Contains(out, "not blocked") {
 		t.Errorf("second remove: exit %d:\n%s", code, out)
 	}
+	// Without --evacuate the request names no action, so the AM's blocklist.default-action
+	// applies; --evacuate=false asks for MARK_BLOCKED explicitly.
+	if out, code = runTide(t, "blocklist", "add", "host-b", "-m", m); code != exitOK || f.blocked["host-b"].Action != "" {
+		t.Errorf("add without --evacuate sent action %q: exit %d:\n%s", f.blocked["host-b"].Action, code, out)
+	}
+	if out, code = runTide(t, "blocklist", "add", "host-c", "--evacuate=false", "-m", m); code != exitOK || f.blocked["host-c"].Action != "MARK_BLOCKED" {
+		t.Errorf("add --evacuate=false sent action %q: exit %d:\n%s", f.blocked["host-c"].Action, code, out)
+	}
 }
 
 func TestClientToken(t *testing.T) {

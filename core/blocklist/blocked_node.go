@@ -56,6 +56,11 @@ type BlockedNode struct {
 	// A zero End means the blocking never expires.
 	Start, End time.Time
 	Cause      string
+	// EndUnset marks a request that gave no end: the scheduler sets End from
+	// blocklist.default-timeout (or keeps it zero, permanent, when that is 0). A request that
+	// asks for a permanent block (endTimestamp Long.MAX_VALUE) has a zero End and EndUnset
+	// false, and stays permanent. Records in a Tracker never have it set.
+	EndUnset bool
 }
 
 // Permanent reports whether the blocking never expires.
@@ -68,24 +73,24 @@ func (n BlockedNode) ExpiredAt(now time.Time) bool { return !n.End.IsZero() && !
 // time, and an end (if any) that is after both the start and now.
 func (n BlockedNode) Validate(now time.Time) error {
 	var errs []error
-	if strings.TrimSpace(n.ID) == "" {
-		errs = append(errs, errors.New("blocked node: empty node id"))
+	if err := ValidateNodeID(n.ID); err != nil {
+		errs = append(errs, fmt.Errorf("blocked node: %w", err))
 	}
 	if !n.Action.Valid() {
-		errs = append(errs, fmt.Errorf("blocked node %q: %w %q: expected %s or %s",
-			n.ID, ErrUnknownAction, string(n.Action), MarkBlocked, MarkBlockedAndEvacuate))
+		errs = append(errs, fmt.Errorf("blocked node %s: %w %q: expected %s or %s",
+			Quote(n.ID, 64), ErrUnknownAction, string(n.Action), MarkBlocked, MarkBlockedAndEvacuate))
 	}
 	if n.Start.IsZero() {
-		errs = append(errs, fmt.Errorf("blocked node %q: start time missing", n.ID))
+		errs = append(errs, fmt.Errorf("blocked node %s: start time missing", Quote(n.ID, 64)))
 	}
 	if !n.End.IsZero() {
 		if !n.Start.IsZero() && !n.End.After(n.Start) {
-			errs = append(errs, fmt.Errorf("blocked node %q: end %s is not after start %s",
-				n.ID, n.End.UTC().Format(time.RFC3339Nano), n.Start.UTC().Format(time.RFC3339Nano)))
+			errs = append(errs, fmt.Errorf("blocked node %s: end %s is not after start %s",
+				Quote(n.ID, 64), n.End.UTC().Format(time.RFC3339Nano), n.Start.UTC().Format(time.RFC3339Nano)))
 		}
 		if !n.End.After(now) {
-			errs = append(errs, fmt.Errorf("blocked node %q: end %s is not after now %s (already expired)",
-				n.ID, n.End.UTC().Format(time.RFC3339Nano), now.UTC().Format(time.RFC3339Nano)))
+			errs = append(errs, fmt.Errorf("blocked node %s: end %s is not after now %s (already expired)",
+				Quote(n.ID, 64), n.End.UTC().Format(time.RFC3339Nano), now.UTC().Format(time.RFC3339Nano)))
 		}
 	}
 	return errors.Join(errs...)
@@ -106,6 +111,7 @@ func (n BlockedNode) Merge(other BlockedNode) BlockedNode {
 		out.End = other.End
 	}
 	out.Cause = mergeCauses(n.Cause, other.Cause)
+	out.EndUnset = false
 	return out
 }
 

@@ -43,12 +43,13 @@ func TestValidate(t *testing.T) {
 	}{
 		{"permanent", BlockedNode{ID: "n1", Action: MarkBlocked, Start: now}, nil},
 		{"with end", BlockedNode{ID: "n1", Action: MarkBlockedAndEvacuate, Start: now, End: now.Add(time.Minute)}, nil},
-		{"empty id", BlockedNode{ID: " ", Action: MarkBlocked, Start: now}, []string{"empty node id"}},
+		{"blank id", BlockedNode{ID: " ", Action: MarkBlocked, Start: now}, []string{"white space"}},
+		{"id not UTF-8", BlockedNode{ID: "\xff\xfe", Action: MarkBlocked, Start: now}, []string{"not valid UTF-8"}},
 		{"unknown action", BlockedNode{ID: "n1", Action: "BLOCK", Start: now}, []string{`unknown block action "BLOCK"`}},
 		{"no start", BlockedNode{ID: "n1", Action: MarkBlocked}, []string{"start time missing"}},
 		{"end before start", BlockedNode{ID: "n1", Action: MarkBlocked, Start: now.Add(2 * time.Hour), End: now.Add(time.Hour)}, []string{"is not after start"}},
 		{"end equals now", BlockedNode{ID: "n1", Action: MarkBlocked, Start: at(0), End: now}, []string{"already expired"}},
-		{"everything wrong", BlockedNode{}, []string{"empty node id", "unknown block action", "start time missing"}},
+		{"everything wrong", BlockedNode{}, []string{"node id is empty", "unknown block action", "start time missing"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -86,14 +86,25 @@ type ErrorResponse struct {
 }
 
 // RequestError lists every problem found in one request; the REST layer answers
-// StatusBadRequest with ErrorResponse{Errors: Problems}.
+// StatusBadRequest (StatusRequestEntityTooLarge when TooLarge) with
+// ErrorResponse{Errors: Problems}.
 type RequestError struct {
 	Node     NodeID
 	Problems []string
+	// TooLarge: every problem is a value over a configured bound (413, not 400).
+	TooLarge bool
 }
 
 func (e *RequestError) Error() string {
-	return fmt.Sprintf("invalid blocklist request for node %q: %s", e.Node, strings.Join(e.Problems, "; "))
+	return fmt.Sprintf("invalid blocklist request for node %s: %s", Quote(e.Node, 64), strings.Join(e.Problems, "; "))
+}
+
+// Status is the HTTP status code to answer the request with.
+func (e *RequestError) Status() int {
+	if e.TooLarge {
+		return StatusRequestEntityTooLarge
+	}
+	return StatusBadRequest
 }
 
 // AddRequest is a validated PUT /blocklist/nodes/<id> request.
@@ -102,20 +113,31 @@ type AddRequest struct {
 	AllowMerge bool
 }
 
+// ParseOptions are the AM's settings that shape how a request is read.
+type ParseOptions struct {
+	// DefaultAction is the action of a body without one (blocklist.default-action); empty makes
+	// "action" required.
+	DefaultAction Action
+	// Limits bound the cause (zero fields: DefaultLimits).
+	Limits Limits
+}
+
 var addFields = []string{"action", "endTimestamp", "cause", "allowMerge"}
 
 // ParseAddRequest validates the id from the path and the JSON body of PUT
 // /blocklist/nodes/<id> received at now. It accepts endTimestamp as a JSON number or a
-// string of digits (unix milliseconds; Long.MAX_VALUE or omitted means permanent) and
-// allowMerge as a boolean or "true"/"false". Every problem is reported at once in a
+// string of digits (unix milliseconds; Long.MAX_VALUE means permanent, as the seed says); an
+// omitted endTimestamp leaves Node.EndUnset set, so the scheduler applies
+// blocklist.default-timeout (0: permanent). A body without "action" takes opts.DefaultAction.
+// allowMerge is a boolean or "true"/"false". Every problem is reported at once in a
 // *RequestError. The node's Start is now.
-func ParseAddRequest(id string, body []byte, now time.Time) (AddRequest, error) {
+func ParseAddRequest(id string, body []byte, now time.Time, opts ParseOptions) (AddRequest, error) {
+	lim := opts.Limits.withDefaults()
 	var problems []string
+	tooLarge := 0
 	add := func(format string, args ...any) { problems = append(problems, fmt.Sprintf(format, args...)) }
-	if strings.TrimSpace(id) == "" {
-		add("node id is empty")
-	} else if strings.ContainsAny(id, "/ \t\r\n") {
-		add("node id %q contains '/' or white space", id)
+	if err := ValidateNodeID(id); err != nil {
+		add("%v", err)
 	}
 	req := AddRequest{Node: BlockedNode{ID: id, Start: now}}
 	fields := map[string]json.RawMessage{}
@@ -134,11 +156,15 @@ func ParseAddRequest(id string, body []byte, now time.Time) (AddRequest, error) 
 	}
 	slices.Sort(unknown)
 	for _, k := range unknown {
-		add("unknown field %q: expected one of %s", k, strings.Join(addFields, ", "))
+		add("unknown field %s: expected one of %s", Quote(k, 40), strings.Join(addFields, ", "))
 	}
 
 	if raw, ok := fields["action"]; !ok || isNull(raw) {
-		add("field \"action\" is required: expected %s or %s", MarkBlocked, MarkBlockedAndEvacuate)
+		if opts.DefaultAction.Valid() {
+			req.Node.Action = opts.DefaultAction
+		} else {
+			add("field \"action\" is required: expected %s or %s", MarkBlocked, MarkBlockedAndEvacuate)
+		}
 	} else if s, err := jsonString(raw); err != nil {
 		add("field \"action\": %v", err)
 	} else if a, err := ParseAction(s); err != nil {
@@ -151,25 +177,31 @@ func ParseAddRequest(id string, body []byte, now time.Time) (AddRequest, error) 
 		add("field \"cause\" is required")
 	} else if s, err := jsonString(raw); err != nil {
 		add("field \"cause\": %v", err)
-	} else if strings.TrimSpace(s) == "" {
-		add("field \"cause\" is empty")
+	} else if mergeCauses(s, "") == "" {
+		add("field \"cause\" is empty (or only commas and white space)")
+	} else if len(s) > lim.MaxCauseLength {
+		add("field \"cause\" is %d bytes; at most %d are allowed (%s)", len(s), lim.MaxCauseLength, KeyMaxCauseLength)
+		tooLarge++
 	} else {
 		req.Node.Cause = mergeCauses(s, "")
 	}
 
+	req.Node.EndUnset = true
 	if raw, ok := fields["endTimestamp"]; ok && !isNull(raw) {
 		ms, err := jsonInt64(raw)
 		switch {
 		case err != nil:
 			add("field \"endTimestamp\": %v", err)
 		case ms == PermanentEndTimestamp:
-			// permanent, End stays zero
+			// Explicitly permanent (seed 003): End stays zero and no default timeout applies.
+			req.Node.EndUnset = false
 		case ms <= 0:
 			add("field \"endTimestamp\" %d: expected unix milliseconds > 0", ms)
 		case ms <= now.UnixMilli():
 			add("field \"endTimestamp\" %d is not after now (%d): the blocking would already be over", ms, now.UnixMilli())
 		default:
 			req.Node.End = time.UnixMilli(ms)
+			req.Node.EndUnset = false
 		}
 	}
 
@@ -181,7 +213,7 @@ func ParseAddRequest(id string, body []byte, now time.Time) (AddRequest, error) 
 		req.AllowMerge = b
 	}
 	if len(problems) > 0 {
-		return req, &RequestError{Node: id, Problems: problems}
+		return req, &RequestError{Node: id, Problems: problems, TooLarge: tooLarge == len(problems)}
 	}
 	return req, nil
 }
@@ -205,10 +237,10 @@ func (t *Tracker) ApplyAdd(now time.Time, req AddRequest) (int, BlockedNode, err
 	old, exists := t.Get(req.Node.ID)
 	status, apply := AddStatus(exists, req.AllowMerge)
 	if !apply {
-		return status, old, fmt.Errorf("block node %q: %w (cause %q); set allowMerge to merge", req.Node.ID, ErrConflict, old.Cause)
+		return status, old, fmt.Errorf("block node %s: %w (cause %s); set allowMerge to merge", Quote(req.Node.ID, 64), ErrConflict, CauseSummary(old.Cause))
 	}
 	if err := req.Node.Validate(now); err != nil {
-		return StatusBadRequest, old, fmt.Errorf("block node %q: %w", req.Node.ID, err)
+		return StatusBadRequest, old, fmt.Errorf("block node %s: %w", Quote(req.Node.ID, 64), err)
 	}
 	t.Add(now, req.Node)
 	n, _ := t.Get(req.Node.ID)
@@ -228,7 +260,7 @@ func RemoveStatus(blocked bool) int {
 // returns StatusNotFound and ErrNotFound.
 func (t *Tracker) ApplyRemove(id NodeID) (int, error) {
 	if len(t.Remove(id)) == 0 {
-		return StatusNotFound, fmt.Errorf("unblock node %q: %w", id, ErrNotFound)
+		return StatusNotFound, fmt.Errorf("unblock node %s: %w", Quote(id, 64), ErrNotFound)
 	}
 	return StatusOK, nil
 }

@@ -29,6 +29,7 @@ func (t *Tracker) Add(now time.Time, nodes ...BlockedNode) (added, merged []Bloc
 			n.Start = now
 		}
 		n.Cause = mergeCauses(n.Cause, "")
+		n.EndUnset = false // the scheduler resolves it before Add; a record never keeps it
 		if n.Validate(now) != nil {
 			continue
 		}

@@ -151,7 +151,10 @@ func (r *Runner) handle(d *TestData) (string, error) {
 		}
 		var nodes []blocklist.BlockedNode
 		for _, n := range d.Vals("node") {
-			nodes = append(nodes, blocklist.BlockedNode{ID: n, Action: action, Start: e.Now, End: end, Cause: d.Arg("cause", "operator")})
+			// Without for=, the block names no end and takes the default timeout, unless it
+			// is marked permanent (endTimestamp Long.MAX_VALUE over REST).
+			unset := end.IsZero() && !d.HasArg("permanent")
+			nodes = append(nodes, blocklist.BlockedNode{ID: n, Action: action, Start: e.Now, End: end, EndUnset: unset, Cause: d.Arg("cause", "operator")})
 		}
 		step(core.BlockNodes{Nodes: nodes})
 	case "unblock":
