@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"github.com/tidestream/tide/core"
+
+	"github.com/tidestream/tide/api"
 )
 
 type jobOverview struct {
@@ -59,15 +61,16 @@ type jobVertex struct {
 
 type jobDetails struct {
 	jobOverview
-	IsStoppable    bool             `json:"isStoppable"`
-	JobType        string           `json:"job-type"`
-	MaxParallelism int              `json:"maxParallelism"`
-	Now            int64            `json:"now"`
-	Timestamps     map[string]int64 `json:"timestamps"`
-	Vertices       []jobVertex      `json:"vertices"`
-	StatusCounts   map[string]int   `json:"status-counts"`
-	RestoreFrom    int64            `json:"restoredCheckpoint"`
-	DeployedAt     int64            `json:"deployed-at"`
+	IsStoppable    bool                `json:"isStoppable"`
+	JobType        string              `json:"job-type"`
+	MaxParallelism int                 `json:"maxParallelism"`
+	Now            int64               `json:"now"`
+	Timestamps     map[string]int64    `json:"timestamps"`
+	Vertices       []jobVertex         `json:"vertices"`
+	StatusCounts   map[string]int      `json:"status-counts"`
+	RestoreFrom    int64               `json:"restoredCheckpoint"`
+	DeployedAt     int64               `json:"deployed-at"`
+	PendingRescale *api.PendingRescale `json:"pending-rescale,omitempty"`
 }
 
 // taskStates are the subtask states every tasks map lists (Flink's ExecutionState subset).
@@ -122,14 +125,16 @@ func (a *AM) getJob(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var states map[core.VertexID]vertexState
-	if err := a.inspect(r.Context(), func() { states = a.vertexStates() }); err != nil {
+	var pending core.PendingRescale
+	if err := a.inspect(r.Context(), func() { states, pending = a.vertexStates(), a.sched.PendingRescale() }); err != nil {
 		writeError(w, http.StatusServiceUnavailable, err.Error())
 		return
 	}
 	s := a.view.snapshot()
 	d := jobDetails{jobOverview: a.jobOverview(s), IsStoppable: s.Status == core.StatusRunning, JobType: string(graph.Type),
 		Now: a.clock.Now().UnixMilli(), Timestamps: map[string]int64{}, StatusCounts: map[string]int{},
-		RestoreFrom: int64(s.RestoreFrom), DeployedAt: millis(s.DeployedAt), Vertices: []jobVertex{}}
+		RestoreFrom: int64(s.RestoreFrom), DeployedAt: millis(s.DeployedAt), Vertices: []jobVertex{},
+		PendingRescale: pendingRescaleBody(pending)}
 	for st, t := range s.Timestamps {
 		d.Timestamps[string(st)] = t.UnixMilli()
 	}

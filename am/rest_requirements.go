@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/tidestream/tide/api"
 	"github.com/tidestream/tide/core"
 )
 
@@ -218,4 +219,23 @@ func clipJSON(raw json.RawMessage) string {
 		s = s[:40] + "…"
 	}
 	return s
+}
+
+// pendingRescaleBody is the "pending-rescale" of GET /jobs/:jobid; nil when nothing waits.
+func pendingRescaleBody(p core.PendingRescale) *api.PendingRescale {
+	if p.Reason == core.PendingNone {
+		return nil
+	}
+	out := &api.PendingRescale{Reason: string(p.Reason), Message: p.Message,
+		MissingSlots: p.MissingSlots, InFlight: p.InFlight}
+	if !p.Until.IsZero() {
+		out.Until = p.Until.UnixMilli()
+	}
+	if len(p.Target) > 0 {
+		out.Target = make(map[string]int, len(p.Target))
+		for v, n := range p.Target {
+			out.Target[string(v)] = n
+		}
+	}
+	return out
 }

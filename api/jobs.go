@@ -84,6 +84,8 @@ type JobDetails struct {
 	// RestoreFrom is the checkpoint the running attempt restored, 0 for none.
 	RestoreFrom int64 `json:"restoredCheckpoint"`
 	DeployedAt  int64 `json:"deployed-at"`
+	// PendingRescale says why a rescale waits; nil when none is pending.
+	PendingRescale *PendingRescale `json:"pending-rescale,omitempty"`
 }
 
 // JobStatus is GET /jobs/:jobid/status.

@@ -52,8 +52,10 @@ func rescaleCommand() *cli.Command {
 		Description: `Reads the job's resource requirements, sets the named vertices to L..U and sends them
 all back (PUT /jobs/:jobid/resource-requirements); the scheduler then rescales within
 the range as slots allow. N alone means N..N; -1 means the default bound. Refused in
-reactive mode (there every vertex uses all slots). With --wait, waits until the job
-runs with each named vertex inside its new range.`,
+reactive mode (there every vertex uses all slots). A range the free slots allow is applied
+at the next completed checkpoint (after the cooldown that follows a rescale). With --wait,
+waits until the job runs with each named vertex inside its new range, saying why the
+rescale waits while it does.`,
 		Flags: append(clientFlags(),
 			&cli.StringSliceFlag{Name: "vertex", Aliases: []string{"v"}, Usage: "vertex id or name (repeatable; see tide status)"},
 			&cli.StringFlag{Name: "parallelism", Aliases: []string{"p"}, Usage: "new range `L..U` (or N)"},
@@ -154,10 +156,16 @@ func waitInRange(ctx context.Context, cc *clientCommand, jobID string, ids []str
 	defer cancel()
 	cc.progress("Waiting up to %s for the job to run in the new range...", wait)
 	var last api.JobDetails
+	said := ""
 	for {
 		d, err := cc.api.Job(ctx, jobID)
 		if err == nil {
 			last = d
+			// Say why the rescale waits, once per reason.
+			if p := d.PendingRescale; p != nil && p.Reason != said {
+				said = p.Reason
+				cc.progress("  pending: %s", pendingLine(*p))
+			}
 			if d.State == "RUNNING" && inRange(d, ids, want) {
 				for _, v := range d.Vertices {
 					cc.progress("  %s: parallelism %d", v.ID, v.Parallelism)
@@ -169,8 +177,12 @@ func waitInRange(ctx context.Context, cc *clientCommand, jobID string, ids []str
 		}
 		select {
 		case <-ctx.Done():
-			return last, fmt.Errorf("job %s is %s with vertices %s after %s, not yet in %s: the slots may not allow it (see tide taskmanagers)",
-				jobID, last.State, describeVertices(last), wait, want)
+			why := "no rescale is pending: the slots do not allow the range (see tide taskmanagers)"
+			if p := last.PendingRescale; p != nil {
+				why = "the rescale waits: " + pendingLine(*p)
+			}
+			return last, fmt.Errorf("job %s is %s with vertices %s after %s, not yet in %s; %s",
+				jobID, last.State, describeVertices(last), wait, want, why)
 		case <-time.After(200 * time.Millisecond):
 		}
 	}

@@ -3,6 +3,8 @@ package tidecli
 import (
 	"fmt"
 	"net/http"
+	"sort"
+	"strings"
 
 	"github.com/urfave/cli/v2"
 
@@ -15,7 +17,9 @@ func statusCommand() *cli.Command {
 		Usage:     "show a job's status, attempt and per-vertex parallelism",
 		ArgsUsage: "JOB",
 		Description: `JOB is the job id, a unique prefix of it, or the job name. Shows GET /jobs/:jobid and
-each vertex's resource requirements (lowerBound..upperBound).`,
+each vertex's resource requirements (lowerBound..upperBound). When a rescale is pending,
+says why it waits: cooldown until T, waiting for a checkpoint, min-parallelism-increase
+not met, slots missing (how many), TaskManagers on their way.`,
 		Flags:        clientFlags(),
 		OnUsageError: onUsageError,
 		Action: jobAction(nil, func(c *cli.Context, cc *clientCommand, j api.JobOverview) error {
@@ -40,7 +44,11 @@ each vertex's resource requirements (lowerBound..upperBound).`,
 			}
 			fmt.Fprintf(cc.out, "Status:    %s%s\n", d.State, since)
 			fmt.Fprintf(cc.out, "Attempt:   %d\n", d.Attempt)
-			fmt.Fprintf(cc.out, "Started:   %s (%s ago)\n\n", fmtMillis(d.StartTime), fmtDurationMillis(d.Duration))
+			fmt.Fprintf(cc.out, "Started:   %s (%s ago)\n", fmtMillis(d.StartTime), fmtDurationMillis(d.Duration))
+			if p := d.PendingRescale; p != nil {
+				fmt.Fprintf(cc.out, "Pending:   %s\n", pendingLine(*p))
+			}
+			fmt.Fprintln(cc.out)
 			t := newTable(cc.out, "VERTEX", "PARALLELISM", "REQUIRED", "MAX PARALLELISM", "STATUS")
 			for _, v := range d.Vertices {
 				required := "-"
@@ -62,4 +70,22 @@ each vertex's resource requirements (lowerBound..upperBound).`,
 			return t.flush()
 		}),
 	}
+}
+
+// pendingLine describes a pending rescale: why it waits, until when, and its target.
+func pendingLine(p api.PendingRescale) string {
+	line := p.String()
+	if len(p.Target) > 0 {
+		ids := make([]string, 0, len(p.Target))
+		for id := range p.Target {
+			ids = append(ids, id)
+		}
+		sort.Strings(ids)
+		parts := make([]string, len(ids))
+		for i, id := range ids {
+			parts[i] = fmt.Sprintf("%s=%d", id, p.Target[id])
+		}
+		line += "; target " + strings.Join(parts, ", ")
+	}
+	return line
 }
