@@ -89,9 +89,9 @@ func (b *browser) wait(what, predicate string) {
 }
 
 // eval evaluates a JavaScript expression in the page.
-func eval[T any](b *browser, expr string) T {
+func eval[T any](b *browser, expr string, opts ...chromedp.EvaluateOption) T {
 	b.t.Helper()
-	v, err := chromedp.Run(b.ctx, chromedp.Evaluate[T](expr))
+	v, err := chromedp.Run(b.ctx, chromedp.Evaluate[T](expr, opts...))
 	if err != nil {
 		b.fail("evaluating "+expr, err)
 	}

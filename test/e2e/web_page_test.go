@@ -137,6 +137,29 @@ func TestWebPageInBrowser(t *testing.T) {
 	if paths := outside(); len(paths) > 0 {
 		t.Errorf("behind a proxy at %s/ the page requested %v", prefix, paths)
 	}
+
+	// The timeout a person types into the blocklist form, read by the page's own parser.
+	for _, tt := range []struct {
+		in   string
+		want string // milliseconds, or the start of the error
+	}{
+		{"10m", "600000"}, {"1h 30m", "5400000"}, {"45 s", "45000"}, {"1.5h", "5400000"}, {"2d", "172800000"},
+		{"", "0"}, {"  ", "0"}, {"10", `timeout "10"`}, {"-5m", `timeout "-5m"`}, {"5 weeks", `timeout "5 weeks"`}, {"0s", `timeout "0s"`},
+	} {
+		got := eval[string](b, fmt.Sprintf(`(async () => { const m = await import('./ui/blocklist.js');
+			try { return String(m.parseTimeout(%q)); } catch (e) { return e.message; } })()`, tt.in), chromedp.EvalAwaitPromise)
+		if !strings.HasPrefix(got, tt.want) {
+			t.Errorf("parseTimeout(%q) = %q, want %q…", tt.in, got, tt.want)
+		}
+	}
+
+	// When the AM is gone the page says so and greys out what it last knew.
+	if err := c.Stop(t.Context()); err != nil {
+		t.Logf("stopping the cluster: %v", err)
+	}
+	b.wait("the page to notice the AM is gone", `document.getElementById('refresh').textContent.startsWith('AM unreachable') &&
+		document.body.classList.contains('stale')`)
+	b.screenshot("am-gone.png")
 }
 
 // pathProxy serves the AM at target under prefix, as YARN's web proxy does, and reports

@@ -68,10 +68,13 @@ function renderHeader(job) {
   document.getElementById('job-attempt').textContent = job.attempt;
 }
 
-function status(ok, text) {
+let downSince = 0;     // when the AM stopped answering, 0 while it answers
+
+function status(ok, text, detail) {
   const el = document.getElementById('refresh');
   el.className = 'refresh ' + (ok ? 'ok' : 'down');
   el.textContent = text;
+  el.title = detail || 'The page reads the REST API every ' + interval / 1000 + ' s';
 }
 
 async function poll() {
@@ -91,10 +94,14 @@ async function poll() {
     renderHeader(job);
     document.title = current.title + ' · ' + job.name;
     await current.refresh(ctx);
+    downSince = 0;
     status(true, 'updated ' + fmt.time(Date.now()));
+    document.body.classList.remove('stale');
     document.body.dataset.refreshes = String(++refreshes);
   } catch (err) {
-    status(false, 'AM unreachable: ' + err.message);
+    downSince = downSince || Date.now();
+    status(false, 'AM unreachable since ' + fmt.time(downSince), err.message);
+    document.body.classList.add('stale'); // what the page shows is the last it knew
   } finally {
     polling = false;
     if (again) timer = setTimeout(poll, 0);
