@@ -54,6 +54,17 @@ type AM struct {
 	// are exported on GET /metrics.
 	api     *restState
 	metrics *metrics
+
+	// amState persists the blocklist, histories, checkpoint counters and start time
+	// beside the checkpoints (nil without state.checkpoints.dir); stateDirty (loop) says
+	// they changed since they were last handed to it.
+	amState    *amStateStore
+	stateDirty bool
+	persisted  struct {
+		version      uint64
+		exception    core.ExceptionEntry
+		hasException bool
+	}
 }
 
 // New builds an AM; Run starts it.
@@ -96,6 +107,10 @@ func New(cfg Config) (*AM, error) {
 	a.sched, err = newScheduler(graph, cfg.Options, latest, log)
 	if err != nil {
 		return nil, fmt.Errorf("create scheduler for job %q: %w", cfg.JobName, err)
+	}
+	a.amState = newAMStateStore(cfg.Storage, cfg.JobID, log)
+	if err := a.restoreState(context.Background()); err != nil {
+		return nil, err
 	}
 	a.driver = cfg.Driver
 	if a.driver == nil {
@@ -169,7 +184,9 @@ func (a *AM) Run(ctx context.Context) (Result, error) {
 		wg.Add(1)
 		go func() { defer wg.Done(); a.reload.run(watchCtx, a) }()
 	}
+	stopStateWriter := a.startStateWriter()
 	res := a.loop(ctx)
+	stopStateWriter()
 	a.shutdown(res)
 	return res, nil
 }
@@ -178,6 +195,7 @@ func (a *AM) Run(ctx context.Context) (Result, error) {
 func (a *AM) loop(ctx context.Context) Result {
 	defer close(a.loopDone)
 	a.step(core.Start{})
+	a.persistState()
 	for !a.terminated {
 		select {
 		case f := <-a.inbox:
@@ -189,6 +207,7 @@ func (a *AM) loop(ctx context.Context) Result {
 				a.terminated, a.final, a.finalCause = true, core.StatusSuspended, "AM shutting down"
 			}
 		}
+		a.persistState()
 	}
 	return Result{Status: a.final, Cause: a.finalCause}
 }
@@ -218,6 +237,7 @@ func (a *AM) step(ev core.Event) {
 		a.queue = a.queue[1:]
 		for _, eff := range a.sched.Step(a.clock.Now(), next) {
 			a.apply(eff)
+			a.noteStateEffect(eff)
 		}
 	}
 }
@@ -237,8 +257,14 @@ func (a *AM) shutdown(res Result) {
 		// the job is not over, so the application stays registered and the cluster may
 		// start another attempt, which recovers from the latest checkpoint.
 		a.log.Info("job suspended: not deregistering, a new AM attempt can resume it", "driver", a.driver.Name())
-	} else if err := a.driver.Deregister(ctx, finalStatus(res.Status), res.Cause); err != nil {
-		a.log.Warn("deregister failed", "driver", a.driver.Name(), "err", err)
+	} else {
+		if err := a.driver.Deregister(ctx, finalStatus(res.Status), res.Cause); err != nil {
+			a.log.Warn("deregister failed", "driver", a.driver.Name(), "err", err)
+		}
+		// No attempt will resume the job: its AM state goes (its checkpoints stay).
+		if err := a.amState.remove(ctx); err != nil {
+			a.log.Warn("could not delete the AM state", "err", err)
+		}
 	}
 	if err := a.driver.Close(ctx); err != nil {
 		a.log.Warn("closing driver failed", "driver", a.driver.Name(), "err", err)

@@ -204,6 +204,7 @@ func (c *checkpointCoordinator) deployed(attempt core.AttemptID, restoreFrom cor
 	c.attempt = attempt
 	if restoreFrom > 0 {
 		c.co.Restored(now, int64(restoreFrom), c.restorePath(int64(restoreFrom)))
+		c.am.stateDirty = true
 	}
 	c.am.view.setCheckpoints(c.co.Stats())
 }
@@ -357,6 +358,7 @@ func (c *checkpointCoordinator) failed(f checkpoint.Failed, tell, counted bool) 
 	delete(c.coord, f.ID)
 	c.discard(f.ID)
 	c.am.view.setCheckpoints(c.co.Stats())
+	c.am.stateDirty = true
 	if tell {
 		c.am.step(core.CheckpointFailed{Attempt: core.AttemptID(f.Attempt), Checkpoint: core.CheckpointID(f.ID), Reason: f.Reason})
 	}
@@ -401,6 +403,7 @@ func (c *checkpointCoordinator) finish(done checkpoint.Completed) {
 		return
 	}
 	c.am.view.setCheckpoints(c.co.Stats())
+	c.am.stateDirty = true
 	c.log.Info("checkpoint completed", "checkpoint", done.ID, "attempt", done.Attempt,
 		"duration", done.Duration, "bytes", done.Size)
 	if sp := c.savepoint; sp != nil {

@@ -46,6 +46,8 @@ type clusterOptions struct {
 	noCheckpointConf bool
 	retained         int    // checkpoints retained (0: 2)
 	fromSavepoint    string // savepoint the job starts from ("": fresh)
+	// wrap, when set, wraps the AM's checkpoint storage (to stall or break it).
+	wrap func(storage.Storage) storage.Storage
 }
 
 // settings are the -D settings of a cluster: rescale at once, restart quickly.
@@ -87,6 +89,9 @@ func startCluster(t *testing.T, o clusterOptions) *cluster {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
+	if o.wrap != nil {
+		st = o.wrap(st)
+	}
 	rpcLn, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

@@ -63,13 +63,17 @@ func (a *AM) putBlockedNode(w http.ResponseWriter, r *http.Request) {
 		node   blocklist.BlockedNode
 		tms    []core.TaskManagerInfo
 		aerr   error
+		ver    uint64
 	)
-	err = a.mutate(r.Context(), func() { status, node, tms, aerr = a.blockNode(req, rules.Limits) })
+	err = a.mutate(r.Context(), func() { status, node, tms, aerr = a.blockNode(req, rules.Limits); ver = a.persistState() })
 	if writeMutateError(w, err, a.blocklistTerminated()) {
 		return
 	}
 	if aerr != nil {
 		writeError(w, status, aerr.Error())
+		return
+	}
+	if !a.blocklistDurable(w, r, ver, id) {
 		return
 	}
 	a.log.Info("node blocked over REST", "node", id, "action", node.Action, "status", status,
@@ -138,12 +142,17 @@ func (a *AM) deleteBlockedNode(w http.ResponseWriter, r *http.Request) {
 	}
 	id := r.PathValue("nodeid")
 	var blocked bool
+	var ver uint64
 	err := a.mutate(r.Context(), func() {
 		if _, blocked = findBlocked(a.sched.Blocklist(), id); blocked {
 			a.step(core.UnblockNodes{Nodes: []core.NodeID{core.NodeID(id)}})
 		}
+		ver = a.persistState()
 	})
 	if writeMutateError(w, err, a.blocklistTerminated()) {
+		return
+	}
+	if blocked && !a.blocklistDurable(w, r, ver, id) {
 		return
 	}
 	if status := blocklist.RemoveStatus(blocked); status != http.StatusOK {
@@ -152,6 +161,18 @@ func (a *AM) deleteBlockedNode(w http.ResponseWriter, r *http.Request) {
 	}
 	a.log.Info("node unblocked over REST", "node", id, "remote", r.RemoteAddr)
 	writeJSON(w, http.StatusOK, map[string]any{})
+}
+
+// blocklistDurable answers a blocklist change only once it is persisted beside the
+// checkpoints (so it survives an AM failover); otherwise it answers 503 and false.
+func (a *AM) blocklistDurable(w http.ResponseWriter, r *http.Request, ver uint64, id string) bool {
+	if err := a.waitStateDurable(r.Context(), ver); err != nil {
+		a.log.Warn("blocklist change not persisted", "node", id, "err", err)
+		writeError(w, http.StatusServiceUnavailable, fmt.Sprintf(
+			"The blocklist change of node %s applies to this AM attempt, but could not be persisted (it would not survive an AM failover; the AM keeps retrying): %v", id, err))
+		return false
+	}
+	return true
 }
 
 func (a *AM) blocklistTerminated() string {

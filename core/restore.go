@@ -1,0 +1,58 @@
+package core
+
+import (
+	"slices"
+	"time"
+
+	"github.com/tidestream/tide/core/blocklist"
+)
+
+// Restored is what an earlier AM attempt of the job persisted beside its checkpoints and
+// the next attempt hands back before Start: the operator's blocklist (each entry with its
+// absolute start and end), the finished rescales and the exception history.
+type Restored struct {
+	Blocked    []blocklist.BlockedNode
+	Rescales   []Rescale
+	Exceptions []ExceptionEntry
+}
+
+// Restore takes over what an earlier attempt persisted; call it once, before Start.
+// Blocked nodes keep their end (a permanent block stays permanent; one whose end has
+// passed by now is dropped), histories keep their newest entries up to the configured
+// sizes and rescale ids continue above the restored ones. It returns the blocked nodes
+// skipped as expired or invalid, for the caller to log.
+func (s *Scheduler) Restore(now time.Time, r Restored) (skipped []blocklist.BlockedNode) {
+	for _, n := range r.Blocked {
+		if n.Start.IsZero() || n.Validate(now) != nil {
+			skipped = append(skipped, n)
+			continue
+		}
+		s.blocked.Add(now, n)
+	}
+	if len(r.Blocked) > len(skipped) {
+		s.log.Info("blocklist restored", "nodes", s.blocked.Len(), "skipped", len(skipped))
+	}
+	rescales := slices.Clone(r.Rescales)
+	if over := len(rescales) - s.opts.RescaleHistorySize; over > 0 {
+		rescales = rescales[over:]
+	}
+	s.history.done = append(rescales, s.history.done...)
+	for _, rs := range r.Rescales {
+		s.history.nextID = max(s.history.nextID, rs.ID)
+	}
+	exceptions := slices.Clone(r.Exceptions)
+	if over := len(exceptions) - s.opts.ExceptionHistorySize; over > 0 {
+		exceptions = exceptions[over:]
+	}
+	s.exceptions = append(exceptions, s.exceptions...)
+	return skipped
+}
+
+// LatestException is the newest entry of the exception history; the AM compares it to
+// tell whether the history changed.
+func (s *Scheduler) LatestException() (ExceptionEntry, bool) {
+	if len(s.exceptions) == 0 {
+		return ExceptionEntry{}, false
+	}
+	return s.exceptions[len(s.exceptions)-1], true
+}

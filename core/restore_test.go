@@ -1,0 +1,49 @@
+package core
+
+import (
+	"testing"
+	"time"
+
+	"github.com/tidestream/tide/core/blocklist"
+)
+
+func TestRestoreKeepsBlocklistEndsAndHistories(t *testing.T) {
+	o := testOptions()
+	o.RescaleHistorySize = 2
+	o.ExceptionHistorySize = 2
+	o.BlocklistDefaultTimeout = time.Hour
+	h := newHarness(t, o)
+	timed := blocklist.BlockedNode{ID: "n-timed", Action: blocklist.MarkBlocked, Start: t0.Add(-10 * time.Minute), End: t0.Add(20 * time.Minute), Cause: "bad disk"}
+	permanent := blocklist.BlockedNode{ID: "n-perm", Action: blocklist.MarkBlockedAndEvacuate, Start: t0.Add(-time.Hour), Cause: "retired"}
+	expired := blocklist.BlockedNode{ID: "n-old", Action: blocklist.MarkBlocked, Start: t0.Add(-time.Hour), End: t0.Add(-time.Minute)}
+	noStart := blocklist.BlockedNode{ID: "n-nostart", Action: blocklist.MarkBlocked, End: t0.Add(time.Hour)}
+	rescales := []Rescale{{ID: 3, Trigger: TriggerInitialSchedule}, {ID: 4, Trigger: TriggerResourceLost}, {ID: 7, Trigger: TriggerNewResourceAvailable}}
+	exceptions := []ExceptionEntry{{Error: "a"}, {Error: "b"}, {Error: "c", Time: t0.Add(-time.Second)}}
+
+	skipped := h.s.Restore(h.now, Restored{Blocked: []blocklist.BlockedNode{timed, permanent, expired, noStart}, Rescales: rescales, Exceptions: exceptions})
+
+	if len(skipped) != 2 || skipped[0].ID != "n-old" || skipped[1].ID != "n-nostart" {
+		t.Fatalf("skipped %+v, want n-old and n-nostart", skipped)
+	}
+	got := h.s.Blocklist()
+	if len(got) != 2 || !got[0].Equal(permanent) || !got[1].Equal(timed) {
+		t.Fatalf("blocklist %+v, want the permanent and the timed node unchanged", got)
+	}
+	if r := h.s.RescaleHistory(); len(r) != 2 || r[0].ID != 4 || r[1].ID != 7 {
+		t.Fatalf("rescales %+v, want ids 4 and 7", r)
+	}
+	if e, ok := h.s.LatestException(); !ok || e.Error != "c" || len(h.s.Exceptions()) != 2 {
+		t.Fatalf("exceptions %+v, want b and c", h.s.Exceptions())
+	}
+
+	// New rescales continue above the restored ids; the timed block expires at its own end.
+	h.s.history.begin(h.now, TriggerResourceLost, "tm lost", StateExecuting, nil, nil)
+	if r, _ := h.s.history.finish(h.now, RescaleCompleted, 1, nil, o.RescaleHistorySize); r.ID != 8 {
+		t.Fatalf("next rescale id %d, want 8", r.ID)
+	}
+	h.now = t0.Add(20 * time.Minute)
+	h.s.expireBlockedNodes(h.now)
+	if got := h.s.Blocklist(); len(got) != 1 || got[0].ID != "n-perm" {
+		t.Fatalf("blocklist after the timed end %+v, want only the permanent node", got)
+	}
+}
