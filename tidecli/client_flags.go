@@ -1,6 +1,7 @@
 package tidecli
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -90,21 +91,45 @@ func addressFromConfig(c *cli.Context) (addr, token string) {
 	return addr, token
 }
 
-// printJSON writes v indented, for --json.
+// printJSON writes v indented, for --json. encoding/json escapes C0 controls but not DEL, C1
+// controls or bidi overrides; those are escaped too (\u00XX inside strings, still valid
+// JSON), so piping --json to a terminal is as safe as the tables.
 func (cc *clientCommand) printJSON(v any) error {
-	enc := json.NewEncoder(cc.out)
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
 	enc.SetIndent("", "  ")
 	if err := enc.Encode(v); err != nil {
+		return fmt.Errorf("write JSON: %w", err)
+	}
+	out := buf.String()
+	if needsEscape(strings.ReplaceAll(out, "\n", "")) {
+		var b strings.Builder
+		for _, r := range out {
+			if r == 0x7f || unsafeRune(r) {
+				fmt.Fprintf(&b, `\u%04x`, r)
+			} else {
+				b.WriteRune(r)
+			}
+		}
+		out = b.String()
+	}
+	if _, err := io.WriteString(cc.out, out); err != nil {
 		return fmt.Errorf("write JSON: %w", err)
 	}
 	return nil
 }
 
-// progress prints a line for people; --json output stays pure JSON.
+// progress prints a line for people; --json output stays pure JSON. String arguments are
+// escaped (termSafe): they mostly come from the AM.
 func (cc *clientCommand) progress(format string, args ...any) {
 	if !cc.json {
-		fmt.Fprintf(cc.out, format+"\n", args...)
+		cc.printf(format+"\n", args...)
 	}
+}
+
+// printf writes to the command's output with string arguments escaped (termSafe).
+func (cc *clientCommand) printf(format string, args ...any) {
+	fmt.Fprintf(cc.out, format, termSafeArgs(args)...)
 }
 
 // jobArg is the command's one JOB argument.

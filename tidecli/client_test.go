@@ -244,7 +244,7 @@ func runTide(t *testing.T, args ...string) (string, int) {
 	app.Writer, app.ErrWriter = &out, &out
 	err := app.Run(interleaveArgs(app, normalizeArgs(append([]string{"tide"}, args...))))
 	if err != nil {
-		fmt.Fprintf(&out, "tide: %s\n", err)
+		fmt.Fprintf(&out, "tide: %s\n", errorText(err))
 	}
 	return out.String(), exitCode(err)
 }

@@ -25,7 +25,7 @@ func Main() {
 func Run(args []string) int {
 	app := newApp()
 	if err := app.Run(interleaveArgs(app, normalizeArgs(args))); err != nil {
-		fmt.Fprintf(os.Stderr, "tide: %s\n", err)
+		fmt.Fprintf(os.Stderr, "tide: %s\n", errorText(err))
 		return exitCode(err)
 	}
 	return exitOK

@@ -49,12 +49,12 @@ func (p *progress) run(ctx context.Context) {
 		}
 		if line, ok := p.describe(ctx); ok && line != p.last {
 			p.last = line
-			fmt.Fprintf(p.out, "%s  %s\n", time.Now().Format("15:04:05"), line)
+			fmt.Fprintf(p.out, "%s  %s\n", time.Now().Format("15:04:05"), termSafe(line))
 		}
 		if outputEvery++; outputEvery%10 == 0 {
 			if line := newestSinkLine(p.logDir); line != "" && line != p.lastOut {
 				p.lastOut = line
-				fmt.Fprintf(p.out, "%s    output: %s\n", time.Now().Format("15:04:05"), line)
+				fmt.Fprintf(p.out, "%s    output: %s\n", time.Now().Format("15:04:05"), termSafe(line))
 			}
 		}
 	}

@@ -143,13 +143,13 @@ func runYarnPerJob(c *cli.Context) error {
 		OnChange: func(p yarn.Progress) {
 			switch {
 			case p.JobState != "":
-				fmt.Fprintf(out, "%s: job %s (application %v)\n", appID, p.JobState, p.State)
+				fmt.Fprintf(out, "%s: job %s (application %v)\n", appID, termSafe(p.JobState), p.State)
 				if p.JobState == "RUNNING" && runningAt == 0 {
 					runningAt = time.Since(t0)
-					fmt.Fprintf(out, "Job RUNNING %s after tide run; tracking URL %s\n", runningAt.Round(time.Millisecond), p.TrackingURL)
+					fmt.Fprintf(out, "Job RUNNING %s after tide run; tracking URL %s\n", runningAt.Round(time.Millisecond), termSafe(p.TrackingURL))
 				}
 			case p.TrackingURL != "":
-				fmt.Fprintf(out, "%s: %v, tracking URL %s\n", appID, p.State, p.TrackingURL)
+				fmt.Fprintf(out, "%s: %v, tracking URL %s\n", appID, p.State, termSafe(p.TrackingURL))
 			default:
 				fmt.Fprintf(out, "%s: %v\n", appID, p.State)
 			}
@@ -163,7 +163,7 @@ func runYarnPerJob(c *cli.Context) error {
 		return err // lost the RM: the application's end is unknown
 	}
 	if err == nil && c.Bool("detached") {
-		fmt.Fprintf(out, "Detached: %s runs at %s; its staging directory %s goes when it succeeds or is cancelled\n", appID, p.TrackingURL, app.StagingDir)
+		fmt.Fprintf(out, "Detached: %s runs at %s; its staging directory %s goes when it succeeds or is cancelled\n", appID, termSafe(p.TrackingURL), app.StagingDir)
 		return nil
 	}
 	reportStaging(c.Context, out, staging, appID, app.StagingDir, p.Report.GetFinalApplicationStatus())

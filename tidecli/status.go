@@ -37,16 +37,16 @@ not met, slots missing (how many), TaskManagers on their way.`,
 			if cc.json {
 				return cc.printJSON(map[string]any{"job": d, "resource-requirements": reqs})
 			}
-			fmt.Fprintf(cc.out, "Job:       %s (%s)\n", d.JID, d.Name)
+			cc.printf("Job:       %s (%s)\n", d.JID, d.Name)
 			since := ""
 			if ts, ok := d.Timestamps[d.State]; ok && ts > 0 {
 				since = " since " + fmtMillis(ts)
 			}
-			fmt.Fprintf(cc.out, "Status:    %s%s\n", d.State, since)
-			fmt.Fprintf(cc.out, "Attempt:   %d\n", d.Attempt)
-			fmt.Fprintf(cc.out, "Started:   %s (%s ago)\n", fmtMillis(d.StartTime), fmtDurationMillis(d.Duration))
+			cc.printf("Status:    %s%s\n", d.State, since)
+			cc.printf("Attempt:   %d\n", d.Attempt)
+			cc.printf("Started:   %s (%s ago)\n", fmtMillis(d.StartTime), fmtDurationMillis(d.Duration))
 			if p := d.PendingRescale; p != nil {
-				fmt.Fprintf(cc.out, "Pending:   %s\n", pendingLine(*p))
+				cc.printf("Pending:   %s\n", pendingLine(*p))
 			}
 			fmt.Fprintln(cc.out)
 			t := newTable(cc.out, "VERTEX", "PARALLELISM", "REQUIRED", "MAX PARALLELISM", "STATUS")

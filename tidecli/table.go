@@ -17,8 +17,14 @@ func newTable(w io.Writer, header ...string) *table {
 	return t
 }
 
+// row writes one line; every cell is escaped (termSafe), so a tab or newline in a value that
+// came from the network cannot add columns or rows.
 func (t *table) row(cells ...string) {
-	fmt.Fprintln(t.tw, strings.Join(cells, "\t"))
+	safe := make([]string, len(cells))
+	for i, c := range cells {
+		safe[i] = termSafe(c)
+	}
+	fmt.Fprintln(t.tw, strings.Join(safe, "\t"))
 }
 
 func (t *table) flush() error {
