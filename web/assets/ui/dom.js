@@ -52,7 +52,8 @@ export function empty(text) {
 
 // badge shows a state (RUNNING, FAILED, ...) in its color.
 export function badge(state, extra) {
-  return h('span', {class: 'badge state-' + String(state).toLowerCase() + (extra ? ' ' + extra : ''), text: state});
+  const cls = 'state-' + String(state).toLowerCase().replace(/[^a-z0-9]+/g, '-');
+  return h('span', {class: 'badge ' + cls + (extra ? ' ' + extra : ''), text: state});
 }
 
 // tooltip shows lines near the pointer; hide removes it.

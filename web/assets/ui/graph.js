@@ -65,7 +65,7 @@ function draw(plan, job, req, perSecond) {
     const g = s('g', {transform: `translate(${p.x},${p.y})`, class: 'vertex', dataset: {vertex: n.id}},
       s('rect', {width: W, height: H, rx: 10, class: 'vertex-box'}),
       s('rect', {width: 6, height: H, rx: 3, class: 'vertex-side state-fill-' + st.toLowerCase()}),
-      s('text', {x: 18, y: 26, class: 'vertex-name', text: clip(n.operator || n.id, 26)}),
+      s('text', {x: 18, y: 26, class: 'vertex-name', text: clip(n.operator || n.id, 22)}),
       s('text', {x: W - 14, y: 26, class: 'vertex-par', 'text-anchor': 'end', text: '×' + n.parallelism}),
       s('text', {x: 18, y: 50, class: 'vertex-line', text: 'parallelism ' + n.parallelism + ' of max ' + n.maxParallelism}),
       s('text', {x: 18, y: 68, class: 'vertex-line', text: 'bounds ' + (b ? b.lowerBound + ' – ' + b.upperBound : '—') +
