@@ -11,13 +11,14 @@ GOTEST_FLAGS ?= -count=1 -timeout 25m
 STATICCHECK_VERSION := v0.8.2
 STATICCHECK := $(shell $(GO) env GOPATH)/bin/staticcheck
 
-.PHONY: help build run test test-unit test-e2e test-slow check vet staticcheck deps-rule bench generate clean
+.PHONY: help build run test test-unit test-e2e test-slow check vet staticcheck deps-rule bench generate clean chaos
 
 help:
 	@echo "make run        build and run TopSpeedWindowing on a local standalone cluster (Ctrl-C stops it)"
 	@echo "make test       all tests, with the Hadoop mini-cluster (started and stopped around the run)"
 	@echo "make test-unit  tests that need no Java/Hadoop (HDFS tests skip and say so)"
 	@echo "make check      go vet, staticcheck and the core/ dependency rule"
+	@echo "make chaos      seeded faults (kills, freezes, evacuations, AM kill on YARN) against a running job, exact output checked; SEED=n replays one"
 	@echo "make bench      Go benchmarks and end-to-end timing scripts, with same-run baselines"
 	@echo "make generate   regenerate checked-in protobuf/gRPC code"
 	@echo "make hadoop-up / hadoop-down   start/stop the HDFS (+YARN) mini-cluster"
@@ -65,6 +66,17 @@ deps-rule:
 
 bench:
 	@./.ci/bench.sh
+
+# The chaos suite (test/e2e/chaos*_test.go, build tag chaos): per seed, random SIGKILL /
+# start / SIGSTOP+SIGCONT of TaskManagers, blocklist evacuations and kills mid-checkpoint
+# and during the final commit, then the exact answer; on YARN (the mini-cluster must run
+# under TIDE_REQUIRE_HADOOP=1) the AM is killed once too. Without SEED it runs the fixed
+# seeds CI runs; `make chaos SEED=42` (or SEED="4 5") replays others. Every action is
+# printed with its time and seed.
+CHAOS_TIMEOUT ?= 20m
+chaos:
+	$(GO) vet -tags chaos ./test/e2e/
+	$(if $(SEED),TIDE_CHAOS_SEEDS='$(SEED)') $(GO) test -tags chaos $(RACE_FLAG) -count=1 -timeout $(CHAOS_TIMEOUT) -v -run '^TestChaos' ./test/e2e/
 
 # protoc comes from Debian's protobuf-compiler; the Go generators are pinned here.
 generate:
