@@ -28,7 +28,7 @@ go test -run '^$' -bench Throughput -benchtime 2000000x ./tm/netplane/ | tee "$o
 section "task executor: WordCount through a keyBy across two executors (in one process)"
 go test -run '^$' -bench WordCount -benchtime 1000000x ./tm/exec/ | tee "$out/exec.txt"
 
-section "end to end over real processes: rescale downtime (next to the bare binary's start) and WordCount"
+section "end to end over real processes: rescale downtime and cold start of N=2/8 TaskManagers (next to the bare binary's start), WordCount"
 test/e2e/bench.sh | tee "$out/e2e.txt"
 
 if command -v java >/dev/null && command -v mvn >/dev/null; then

@@ -134,3 +134,60 @@ func BenchmarkWordCountThroughput(b *testing.B) {
 	fmt.Printf("WordCount: %.0f words/s through keyBy across 2 TaskManagers (%.0f per core, %d cores)\n",
 		perSec, perSec/float64(runtime.NumCPU()), runtime.NumCPU())
 }
+
+// BenchmarkColdStart: N TaskManagers started together → job RUNNING at parallelism N
+// (one slot each), and how many deployments that took (goal: 1), next to the bare binary's
+// start. "unannounced" starts them beside a running AM that does not know they come (as
+// bin/taskmanager.sh does): the submission stabilization window (1 s by default in reactive
+// mode) absorbs the burst. "launched" is tide run --target local: the AM is told which
+// TaskManagers it started with, and deploys when the last one registers (timed from the
+// start of every process, the AM's included).
+func BenchmarkColdStart(b *testing.B) {
+	for _, n := range []int{2, 8} {
+		for _, mode := range []string{"unannounced", "launched"} {
+			b.Run(fmt.Sprintf("%s/N=%d", mode, n), func(b *testing.B) { benchColdStart(b, mode, n) })
+		}
+	}
+}
+
+func benchColdStart(b *testing.B, mode string, n int) {
+	bare := bareStart(b)
+	dyn := []string{
+		"execution-mode=reactive",
+		"taskmanager.numberOfTaskSlots=1",
+		"heartbeat.timeout=30 min",
+		"state.checkpoints.dir=file://" + b.TempDir(),
+		"execution.checkpointing.interval=1 s",
+	}
+	var total time.Duration
+	var deployments int64
+	for i := 0; i < b.N; i++ {
+		var c *standalone.LocalCluster
+		var start time.Time
+		if mode == "launched" {
+			start = time.Now()
+			c = startCluster(b, examples.TopSpeedWindowingName, []string{"--cars", "8"}, n, dyn)
+		} else {
+			c = startCluster(b, examples.TopSpeedWindowingName, []string{"--cars", "8"}, 0, dyn)
+			jobID(b, c) // the AM serves its job and waits for resources
+			start = time.Now()
+			for range n {
+				if _, err := c.AddTaskManager(b.Context()); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+		id := jobID(b, c)
+		d := waitRunningAt(b, c, id, n)
+		total += time.Since(start)
+		deployments += d.Attempt
+		_ = c.Stop(b.Context())
+	}
+	avg := total / time.Duration(b.N)
+	perRun := float64(deployments) / float64(b.N)
+	b.ReportMetric(float64(avg.Milliseconds()), "ms-to-running")
+	b.ReportMetric(perRun, "deployments")
+	b.ReportMetric(float64(bare.Microseconds())/1000, "ms-bare-start")
+	fmt.Printf("cold start, %d TaskManagers %s: %s to RUNNING at parallelism %d in %.1f deployment(s) (goal: <= 2s, 1); bare `tide --version` start: %s (%.0fx)\n",
+		n, mode, avg.Round(time.Millisecond), n, perRun, bare.Round(time.Millisecond), float64(avg)/float64(bare))
+}
