@@ -113,11 +113,11 @@ func (b *browser) tab(id string) {
 	b.refreshed()
 }
 
-// hover moves the mouse to the middle of the element sel matches.
-func (b *browser) hover(sel string) {
+// hover moves the mouse to the middle of the element the JavaScript expression el yields.
+func (b *browser) hover(el string) {
 	b.t.Helper()
-	pt := eval[[]float64](b, fmt.Sprintf(`(() => { const r = document.querySelector(%q).getBoundingClientRect(); return [r.x + r.width / 2, r.y + r.height / 2]; })()`, sel))
-	b.do("hovering "+sel, chromedp.MouseEvent(input.DispatchMouseEventTypeMouseMoved, pt[0], pt[1]))
+	pt := eval[[]float64](b, `(() => { const r = (`+el+`).getBoundingClientRect(); return [r.x + r.width / 2, r.y + r.height / 2]; })()`)
+	b.do("hovering "+el, chromedp.MouseEvent(input.DispatchMouseEventTypeMouseMoved, pt[0], pt[1]))
 }
 
 func (b *browser) screenshot(name string) {
