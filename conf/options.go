@@ -65,7 +65,7 @@ var (
 	SubmissionResourceStabilizationTimeout = declare[time.Duration](Spec{
 		Key: asPrefix + "submission.resource-stabilization-timeout", Default: "10 s",
 		Deprecated:  []string{asPrefix + "resource-stabilization-timeout"},
-		Description: "While waiting for resources: how long sufficient (but not desired) resources must stay unchanged before the job starts. Reactive mode defaults to 0.",
+		Description: "Before a deployment (at start and after a restart): the longest sufficient but not desired resources are given to grow before the job starts; it starts at once when the TaskManagers known to be on their way (requested, adopted, launched with it) have registered. Reactive mode defaults to 1 s (Flink: 0), so TaskManagers started together share one deployment.",
 		Reloadable:  true,
 	}, durationType{})
 
