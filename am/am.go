@@ -33,6 +33,9 @@ type AM struct {
 	loopDone chan struct{}
 
 	// Owned by the loop goroutine.
+	// held are deployments (and what follows them) put off while a checkpoint is being
+	// finalized; see holdEffect.
+	held       []core.Effect
 	sessions   map[core.TaskManagerID]*session
 	deployment *deployment
 	ckpt       *checkpointCoordinator
@@ -236,6 +239,9 @@ func (a *AM) step(ev core.Event) {
 		next := a.queue[0]
 		a.queue = a.queue[1:]
 		for _, eff := range a.sched.Step(a.clock.Now(), next) {
+			if a.holdEffect(eff) {
+				continue
+			}
 			a.apply(eff)
 			a.noteStateEffect(eff)
 		}

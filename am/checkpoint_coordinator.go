@@ -47,6 +47,11 @@ type checkpointCoordinator struct {
 	allowNonRestored bool
 	// pins keep checkpoints being copied into savepoints from retention's deletes.
 	pins checkpointPins
+	// finalizing is the checkpoint whose _metadata is being written off the loop (0: none).
+	finalizing int64
+	// stopCtx ends the writes still running when the AM stops.
+	stopCtx  context.Context
+	stopWork context.CancelFunc
 
 	bg sync.WaitGroup
 }
@@ -67,6 +72,7 @@ func newCheckpointCoordinator(a *AM, cfg Config) (*checkpointCoordinator, error)
 		timeout: cfg.CheckpointTimeout, coord: map[int64]map[string][]byte{},
 		tolerance: failureTolerance{limit: tolerable}, fromSavepoint: cfg.FromSavepoint,
 		allowNonRestored: cfg.AllowNonRestoredState}
+	c.stopCtx, c.stopWork = context.WithCancel(context.Background())
 	if cfg.Storage != nil {
 		c.store = &checkpointStore{st: cfg.Storage, jobID: cfg.JobID}
 	}
@@ -373,9 +379,12 @@ func (c *checkpointCoordinator) failed(f checkpoint.Failed, tell, counted bool) 
 	}
 }
 
-// finish writes the coordinator state and _metadata. It runs on the loop so that no new
-// attempt can be deployed between the last acknowledgement and the checkpoint becoming
-// the restore point: a checkpoint is complete before anything restores, or never.
+// finish writes the coordinator state and _metadata of a checkpoint every subtask
+// acknowledged. The writes run off the loop (a slow NameNode must not freeze TaskManager
+// loss handling, heartbeats or REST); their result comes back to the loop as finalized.
+// Until then the AM holds back any new deployment (see AM.holdEffect), so a checkpoint is
+// complete before anything restores, or never: a new attempt never restores an older
+// checkpoint while a newer one may still become the restore point.
 func (c *checkpointCoordinator) finish(done checkpoint.Completed) {
 	maxPar := map[string]int{}
 	if d := c.am.deployment; d != nil {
@@ -383,9 +392,22 @@ func (c *checkpointCoordinator) finish(done checkpoint.Completed) {
 			maxPar[string(v.Vertex)] = v.MaxParallelism
 		}
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), c.timeout)
-	err := c.store.complete(ctx, done, maxPar, c.coord[done.ID])
-	cancel()
+	coord := c.coord[done.ID]
+	c.finalizing = done.ID
+	c.bg.Add(1)
+	go func() {
+		defer c.bg.Done()
+		ctx, cancel := context.WithTimeout(c.stopCtx, c.timeout)
+		err := c.store.complete(ctx, done, maxPar, coord)
+		cancel()
+		c.am.post(func() { c.finalized(done, err) })
+	}()
+}
+
+// finalized takes the outcome of finish's writes (loop goroutine).
+func (c *checkpointCoordinator) finalized(done checkpoint.Completed, err error) {
+	c.finalizing = 0
+	defer c.am.releaseHeld()
 	now := c.am.clock.Now()
 	if err != nil {
 		f, ferr := c.co.FinalizeFailed(now, done.ID, err.Error())
@@ -459,6 +481,7 @@ func (c *checkpointCoordinator) discard(id int64) {
 func (c *checkpointCoordinator) stop() {
 	c.running = false
 	c.timerGen++
+	c.stopWork()
 }
 
 func (c *checkpointCoordinator) wait() { c.bg.Wait() }
