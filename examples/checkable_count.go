@@ -2,11 +2,15 @@ package examples
 
 import (
 	"bufio"
+	"bytes"
+	"context"
 	"fmt"
+	"github.com/tidestream/tide/storage"
+	"net/url"
 	"os"
-	"path/filepath"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/tidestream/tide/stream"
 )
@@ -127,32 +131,51 @@ func ExpectedOutput(args []string) ([]string, error) {
 	return ExpectedCounts(n, k), nil
 }
 
-// ReadCommittedOutput returns every line of the committed part files in dir, sorted
-// (in-progress and pending files, whose names start with ".", are ignored).
+// ReadCommittedOutput returns every line of the committed part files in dir (a local path,
+// file:// or hdfs:// URI, as given to the job's --output), sorted (in-progress and pending
+// files, whose names start with ".", are ignored).
 func ReadCommittedOutput(dir string) ([]string, error) {
-	entries, err := os.ReadDir(dir)
+	uri, err := stream.OutputURI(dir)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), readOutputTimeout)
+	defer cancel()
+	if u, err := url.Parse(uri); err == nil && u.Scheme == "file" {
+		// storage.Open would create a missing directory: a missing output is an error here.
+		if _, err := os.Stat(u.Path); err != nil {
+			return nil, fmt.Errorf("reading output directory: %w", err)
+		}
+	}
+	st, err := storage.Open(ctx, uri, storage.Options{})
+	if err != nil {
+		return nil, fmt.Errorf("reading output directory: %w", err)
+	}
+	defer st.Close()
+	files, err := st.List(ctx, "")
 	if err != nil {
 		return nil, fmt.Errorf("reading output directory: %w", err)
 	}
 	var lines []string
-	for _, e := range entries {
-		if e.IsDir() || strings.HasPrefix(e.Name(), ".") {
+	for _, f := range files {
+		if f.IsDir || strings.HasPrefix(f.Name, ".") {
 			continue
 		}
-		f, err := os.Open(filepath.Join(dir, e.Name()))
+		b, err := storage.ReadFile(ctx, st, f.Name)
 		if err != nil {
 			return nil, fmt.Errorf("reading output: %w", err)
 		}
-		sc := bufio.NewScanner(f)
+		sc := bufio.NewScanner(bytes.NewReader(b))
 		for sc.Scan() {
 			lines = append(lines, sc.Text())
 		}
-		err = sc.Err()
-		f.Close()
-		if err != nil {
-			return nil, fmt.Errorf("reading output %s: %w", e.Name(), err)
+		if err := sc.Err(); err != nil {
+			return nil, fmt.Errorf("reading output %s: %w", f.Name, err)
 		}
 	}
 	sort.Strings(lines)
 	return lines, nil
 }
+
+// readOutputTimeout bounds ReadCommittedOutput (HDFS retries included).
+const readOutputTimeout = 2 * time.Minute

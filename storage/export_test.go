@@ -4,6 +4,9 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
+	"path"
+	"path/filepath"
 
 	"github.com/colinmarc/hdfs/v2"
 )
@@ -29,4 +32,33 @@ func RawNames(ctx context.Context, s Storage, dir string) ([]string, error) {
 		return nil
 	})
 	return names, err
+}
+
+// PlantUncommitted writes data under a fresh temporary name beside name (a cleaned, non-root
+// name), as a writer killed before its commit finished leaves it, and returns that name.
+func PlantUncommitted(ctx context.Context, s Storage, name string, data []byte) (string, error) {
+	tmp := tempName(name)
+	switch st := s.(type) {
+	case *localStorage:
+		p := st.osPath(tmp)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			return "", err
+		}
+		return tmp, os.WriteFile(p, data, 0o644)
+	case *hdfsStorage:
+		return tmp, st.call(ctx, "create", tmp, func(c *hdfs.Client) error {
+			if err := c.MkdirAll(path.Dir(st.hdfsPath(tmp)), 0o755); err != nil {
+				return err
+			}
+			w, err := c.Create(st.hdfsPath(tmp))
+			if err != nil {
+				return err
+			}
+			if _, err := w.Write(data); err != nil {
+				return err
+			}
+			return w.Close()
+		})
+	}
+	return "", fmt.Errorf("PlantUncommitted: storage %T", s)
 }

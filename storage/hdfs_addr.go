@@ -12,13 +12,18 @@ import (
 	"github.com/colinmarc/hdfs/v2/hadoopconf"
 )
 
+// EnvDefaultFS names the default file system (hdfs://namenode:port) for processes without
+// a Hadoop configuration directory: tide run --target yarn-per-job sets it in the AM's and
+// TaskManagers' containers to the client's fs.defaultFS, so hdfs:///path works there too.
+const EnvDefaultFS = "TIDE_HDFS_DEFAULT_FS"
+
 // defaultNamenodePort is Hadoop's default namenode RPC port (fs.defaultFS without a port).
 const defaultNamenodePort = "8020"
 
 // namenodeAddrs resolves the namenode addresses the Hadoop way: the explicit override, else
 // the URI's authority (a host:port, a host with the default port, or an HA nameservice from
 // hdfs-site.xml), else fs.defaultFS from core-site.xml under $HADOOP_CONF_DIR (or
-// $HADOOP_HOME/conf).
+// $HADOOP_HOME/conf), else $TIDE_HDFS_DEFAULT_FS.
 func namenodeAddrs(u *url.URL, override string) ([]string, error) {
 	if override != "" {
 		return splitAddrs(override)
@@ -61,6 +66,13 @@ func namenodeAddrs(u *url.URL, override string) ([]string, error) {
 	if addrs := conf.Namenodes(); len(addrs) > 0 {
 		sort.Strings(addrs)
 		return addrs, nil
+	}
+	if fsURI := os.Getenv(EnvDefaultFS); fsURI != "" {
+		d, err := url.Parse(fsURI)
+		if err != nil || d.Scheme != "hdfs" || d.Host == "" {
+			return nil, fmt.Errorf("%s=%q: want hdfs://namenode[:port]", EnvDefaultFS, fsURI)
+		}
+		return namenodeAddrs(d, "")
 	}
 	return nil, fmt.Errorf("%w: URI %q names no namenode and neither fs.defaultFS nor dfs.namenode.rpc-address is set under HADOOP_CONF_DIR=%q",
 		ErrNoSuchNamenode, u.String(), os.Getenv("HADOOP_CONF_DIR"))

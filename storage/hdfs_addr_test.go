@@ -38,6 +38,7 @@ func TestNamenodeAddrs(t *testing.T) {
 	localFS := writeConf(t, map[string]string{"core-site.xml": prop("fs.defaultFS", "file:///")})
 	tests := []struct {
 		name, uri, override, confDir string
+		envFS                        string
 		want                         string
 		wantErr                      error
 	}{
@@ -50,11 +51,15 @@ func TestNamenodeAddrs(t *testing.T) {
 		{name: "HA nameservice in URI", uri: "hdfs://mycluster/x", confDir: ha, want: "a:8020,b:8020"},
 		{name: "nothing configured", uri: "hdfs:///x", confDir: empty, wantErr: ErrNoSuchNamenode},
 		{name: "defaultFS not hdfs", uri: "hdfs:///x", confDir: localFS, wantErr: errors.New("want hdfs://")},
+		{name: "no configuration: " + EnvDefaultFS, uri: "hdfs:///x", confDir: "", envFS: "hdfs://nn.example:9000", want: "nn.example:9000"},
+		{name: "fs.defaultFS wins over " + EnvDefaultFS, uri: "hdfs:///x", confDir: defaultFS, envFS: "hdfs://other:1", want: "nn.example:9000"},
+		{name: EnvDefaultFS + " not hdfs", uri: "hdfs:///x", confDir: "", envFS: "file:///", wantErr: errors.New(EnvDefaultFS + `="file:///": want hdfs://`)},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Setenv("HADOOP_CONF_DIR", tc.confDir)
 			t.Setenv("HADOOP_HOME", "")
+			t.Setenv(EnvDefaultFS, tc.envFS)
 			u, err := url.Parse(tc.uri)
 			if err != nil {
 				t.Fatal(err)

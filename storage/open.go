@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/url"
+	"path"
 	"strings"
 )
 
@@ -50,4 +51,32 @@ func parseURI(uri string) (*url.URL, error) {
 		return nil, fmt.Errorf("storage URI %q: path contains NUL or newline", uri)
 	}
 	return u, nil
+}
+
+// CheckURI checks uri the way Open would, without opening anything: a file:// URI with an
+// absolute path, or an hdfs:// URI.
+func CheckURI(uri string) error {
+	if u, err := url.Parse(uri); err == nil && u.Scheme != "" {
+		if sc := strings.ToLower(u.Scheme); sc != "file" && sc != "hdfs" {
+			return &Error{Op: "check-uri", Path: uri, Kind: ErrUnsupportedScheme, Err: fmt.Errorf("scheme %q: want file:// or hdfs://", sc)}
+		}
+	}
+	u, err := parseURI(uri)
+	if err != nil {
+		return &Error{Op: "check-uri", Path: uri, Kind: ErrUnsupportedScheme, Err: err}
+	}
+	switch u.Scheme {
+	case "file":
+		if u.Host != "" && u.Host != "localhost" {
+			return &Error{Op: "check-uri", Path: uri, Kind: ErrUnsupportedScheme, Err: fmt.Errorf("file URI host %q: want file:///absolute/path", u.Host)}
+		}
+		if !path.IsAbs(u.Path) {
+			return &Error{Op: "check-uri", Path: uri, Kind: ErrInvalidName, Err: fmt.Errorf("file URI path %q is not absolute", u.Path)}
+		}
+		return nil
+	case "hdfs":
+		return nil
+	default:
+		return &Error{Op: "check-uri", Path: uri, Kind: ErrUnsupportedScheme, Err: fmt.Errorf("scheme %q: want file:// or hdfs://", u.Scheme)}
+	}
 }

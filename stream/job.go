@@ -16,6 +16,7 @@ type Job struct {
 	maxParallelism int
 	nodes          []*node
 	err            error
+	outputs        []Output
 
 	chained  bool
 	vertices []*Vertex
@@ -52,6 +53,9 @@ func NewJob(name string, parallelism, maxParallelism int) *Job {
 
 // Name is the job's name.
 func (j *Job) Name() string { return j.name }
+
+// Outputs are the directories the job's file sinks write into, in the order they were added.
+func (j *Job) Outputs() []Output { return append([]Output(nil), j.outputs...) }
 
 func (j *Job) add(n *node) *node {
 	if j.chained {

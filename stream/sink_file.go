@@ -6,29 +6,49 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"io/fs"
-	"os"
-	"path/filepath"
+	"time"
+
+	"github.com/tidestream/tide/storage"
 )
 
 // FileSink writes one line per record (format(v) plus "\n") into part files in dir, exactly
-// once: records go to a hidden in-progress file; at a checkpoint the file is closed and
-// synced (pre-commit) and recorded in the sink's state as pending; when the checkpoint
-// completes the file is renamed to its final, visible name (commit). On restore, pending
-// files of the restored checkpoint are committed again (idempotently) and in-progress
-// leftovers of older attempts are deleted. When the input ends the last file stays in
-// progress: the task's final checkpoint (the first one after the end of input) pre-commits
-// it and its completion commits it, so a failure between the end of input and the end of
-// the job cannot commit anything twice. Without checkpointing (Runtime.CheckpointingEnabled
-// false) the last file is committed at once when the input ends.
+// once, through the storage layer: dir is file:///abs, hdfs://namenode:port/dir, hdfs:///dir
+// (fs.defaultFS), or a local path (a relative one resolves against each TaskManager's working
+// directory); any other scheme fails the job's build.
 //
-// Final files are named part-<sink>-[<run id>.]<attempt>-<subtask>-<seq>; readers should ignore names
-// starting with ".".
+// Two-phase commit: records go to an uncommitted storage writer (in progress: a hidden
+// temporary file on file://, a local buffer on hdfs://); at a checkpoint the writer is
+// committed under a hidden pending name (pre-commit) and recorded in the sink's state; when
+// the checkpoint completes the pending file is renamed to its final, visible name (commit).
+// On restore, pending files of the restored checkpoint are committed again (idempotently)
+// and leftovers of older attempts (pending files of checkpoints that never completed,
+// uncommitted files of killed writers) are deleted. When the input ends the last file stays
+// in progress: the task's final checkpoint (the first one after the end of input)
+// pre-commits it and its completion commits it, so a failure between the end of input and
+// the end of the job cannot commit anything twice. Without checkpointing
+// (Runtime.CheckpointingEnabled false) the last file is committed at once when the input
+// ends.
+//
+// Final files are named part-<sink>-[<run id>.]<attempt>-<subtask>-<seq>; readers should
+// ignore names starting with ".".
 func FileSink[T any](s DataStream[T], name, dir string, format func(T) string) {
-	Sink(s, name, func() Operator { return &fileSinkOp[T]{dir: dir, format: format} })
+	out, err := ParseOutput(name, dir)
+	if err != nil {
+		s.job.fail(fmt.Errorf("job %q: %w", s.job.name, err))
+	}
+	s.job.outputs = append(s.job.outputs, out)
+	Sink(s, name, func() Operator { return &fileSinkOp[T]{out: out, format: format} })
 }
 
+// ErrFatal marks an operator error the subtask cannot go on after, not even by declining the
+// checkpoint: the subtask must fail and restore (a file sink whose pre-commit failed has lost
+// the records of that file).
+var ErrFatal = errors.New("the subtask must fail and restore")
+
 const pendingState = "pending"
+
+// closeTimeout bounds the abort of an in-progress file when the sink closes.
+const closeTimeout = 30 * time.Second
 
 type pendingFile struct {
 	tmp, final string
@@ -52,11 +72,13 @@ func pendingFromItem(it ListItem) (pendingFile, error) {
 
 type fileSinkOp[T any] struct {
 	BaseOperator
-	dir     string
+	out     Output
 	format  func(T) string
 	rt      Runtime
+	ctx     context.Context // the subtask's: bounds the writers
+	st      storage.Storage
 	seq     int
-	cur     *os.File
+	cur     storage.Writer
 	curW    *bufio.Writer
 	curTmp  string
 	curFin  string
@@ -64,12 +86,16 @@ type fileSinkOp[T any] struct {
 }
 
 func (o *fileSinkOp[T]) Open(ctx context.Context, rt Runtime, restored StateReader) error {
-	o.rt = rt
-	if err := os.MkdirAll(o.dir, 0o755); err != nil {
-		return fmt.Errorf("file sink %s: creating %s: %w", rt.OperatorID, o.dir, err)
+	o.rt, o.ctx = rt, ctx
+	uri, err := o.out.resolve()
+	if err != nil {
+		return err
+	}
+	if o.st, err = storage.Open(ctx, uri, storage.Options{Logger: rt.Logger}); err != nil {
+		return fmt.Errorf("file sink %s: %w", rt.OperatorID, err)
 	}
 	if restored == nil {
-		return o.cleanup()
+		return o.cleanup(ctx)
 	}
 	// Every subtask gets every pending file (Union) and commits all of them: commits are
 	// idempotent, and once this subtask has committed them all, leftovers are garbage.
@@ -78,65 +104,76 @@ func (o *fileSinkOp[T]) Open(ctx context.Context, rt Runtime, restored StateRead
 		if err != nil {
 			return fmt.Errorf("file sink %s: %w", rt.OperatorID, err)
 		}
-		if err := o.commit(p); err != nil {
+		if err := o.commit(ctx, p); err != nil {
 			return err
 		}
 	}
-	return o.cleanup()
+	return o.cleanup(ctx)
 }
 
-// cleanup deletes this sink's in-progress files left by older attempts (subtask 0 only).
-func (o *fileSinkOp[T]) cleanup() error {
+// cleanup deletes this sink's hidden files left by older attempts (subtask 0 only): pending
+// files of checkpoints that never completed and uncommitted files of killed writers.
+func (o *fileSinkOp[T]) cleanup(ctx context.Context) error {
 	if o.rt.Subtask != 0 {
 		return nil
 	}
-	entries, err := os.ReadDir(o.dir)
-	if err != nil {
-		return fmt.Errorf("file sink %s: listing %s: %w", o.rt.OperatorID, o.dir, err)
-	}
-	for _, e := range entries {
-		name := e.Name()
+	garbage := func(name string) bool {
 		run, attempt, ok := hiddenPart(name, o.rt.OperatorID)
-		if !ok || !olderAttempt(run, attempt, o.rt) {
+		return ok && olderAttempt(run, attempt, o.rt)
+	}
+	swept, err := storage.SweepUncommitted(ctx, o.st, "", garbage)
+	if err != nil {
+		return fmt.Errorf("file sink %s: deleting uncommitted leftovers: %w", o.rt.OperatorID, err)
+	}
+	files, err := o.st.List(ctx, "")
+	if err != nil && !errors.Is(err, storage.ErrNotFound) {
+		return fmt.Errorf("file sink %s: %w", o.rt.OperatorID, err)
+	}
+	deleted := 0
+	for _, f := range files {
+		if f.IsDir || !garbage(f.Name) {
 			continue
 		}
-		if err := os.Remove(filepath.Join(o.dir, name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return fmt.Errorf("file sink %s: deleting leftover %s: %w", o.rt.OperatorID, name, err)
+		if err := o.st.Delete(ctx, f.Name); err != nil {
+			return fmt.Errorf("file sink %s: deleting leftover %s: %w", o.rt.OperatorID, f.Name, err)
 		}
+		deleted++
+	}
+	if deleted+len(swept) > 0 && o.rt.Logger != nil {
+		o.rt.Logger.Info("deleted leftovers of older attempts", "dir", o.st.URI(), "pending", deleted, "uncommitted", len(swept))
 	}
 	return nil
 }
 
 // commit makes a pending file visible; a file already committed is fine.
-func (o *fileSinkOp[T]) commit(p pendingFile) error {
-	tmp, final := filepath.Join(o.dir, p.tmp), filepath.Join(o.dir, p.final)
-	err := os.Rename(tmp, final)
+func (o *fileSinkOp[T]) commit(ctx context.Context, p pendingFile) error {
+	err := o.st.Rename(ctx, p.tmp, p.final)
 	if err == nil {
 		return nil
 	}
-	if errors.Is(err, fs.ErrNotExist) {
-		if _, serr := os.Stat(final); serr == nil {
+	if errors.Is(err, storage.ErrNotFound) {
+		if _, serr := o.st.Stat(ctx, p.final); serr == nil {
 			return nil
 		}
 		return fmt.Errorf("file sink %s: committing %s (checkpoint %d): neither the pending file nor the final file exists: %w", o.rt.OperatorID, p.final, p.checkpoint, err)
 	}
-	return fmt.Errorf("file sink %s: committing %s: %w", o.rt.OperatorID, p.final, err)
+	return fmt.Errorf("file sink %s: committing %s (checkpoint %d): %w", o.rt.OperatorID, p.final, p.checkpoint, err)
 }
 
 func (o *fileSinkOp[T]) openFile() error {
 	base := partBase(o.rt, o.seq)
 	o.seq++
-	o.curTmp = "." + base + inProgressSuffix
+	o.curTmp = "." + base + pendingSuffix
 	o.curFin = partPrefix + base
-	f, err := os.OpenFile(filepath.Join(o.dir, o.curTmp), os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)
+	w, err := o.st.Create(o.ctx, o.curTmp)
 	if err != nil {
 		return fmt.Errorf("file sink %s: creating %s: %w", o.rt.OperatorID, o.curTmp, err)
 	}
-	o.cur = f
+	o.cur = w
 	if o.curW == nil {
-		o.curW = bufio.NewWriterSize(f, 64*1024)
+		o.curW = bufio.NewWriterSize(w, 64*1024)
 	} else {
-		o.curW.Reset(f)
+		o.curW.Reset(w)
 	}
 	return nil
 }
@@ -156,23 +193,20 @@ func (o *fileSinkOp[T]) Process(v any, _ int64, _ Collector) error {
 	return nil
 }
 
-// preCommit closes and syncs the current file and records it as pending.
+// preCommit commits the current file under its pending name and records it as pending. A
+// failure loses the file's records: the error is fatal (ErrFatal), the subtask restores.
 func (o *fileSinkOp[T]) preCommit(checkpointID int64) error {
 	if o.cur == nil {
 		return nil
 	}
-	f := o.cur
+	w := o.cur
 	o.cur = nil
 	if err := o.curW.Flush(); err != nil {
-		f.Close()
-		return fmt.Errorf("file sink %s: flushing %s: %w", o.rt.OperatorID, o.curTmp, err)
+		_ = w.Abort(o.ctx)
+		return fmt.Errorf("file sink %s: flushing %s: %w: %w", o.rt.OperatorID, o.curTmp, err, ErrFatal)
 	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return fmt.Errorf("file sink %s: syncing %s: %w", o.rt.OperatorID, o.curTmp, err)
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("file sink %s: closing %s: %w", o.rt.OperatorID, o.curTmp, err)
+	if err := w.Commit(o.ctx); err != nil {
+		return fmt.Errorf("file sink %s: pre-committing %s for checkpoint %d: %w: %w", o.rt.OperatorID, o.curTmp, checkpointID, err, ErrFatal)
 	}
 	o.pending = append(o.pending, pendingFile{tmp: o.curTmp, final: o.curFin, checkpoint: checkpointID})
 	return nil
@@ -188,14 +222,14 @@ func (o *fileSinkOp[T]) Snapshot(checkpointID int64, w StateWriter) error {
 	return nil
 }
 
-func (o *fileSinkOp[T]) CheckpointComplete(_ context.Context, checkpointID int64) error {
+func (o *fileSinkOp[T]) CheckpointComplete(ctx context.Context, checkpointID int64) error {
 	kept := o.pending[:0]
 	for _, p := range o.pending {
 		if p.checkpoint > checkpointID {
 			kept = append(kept, p)
 			continue
 		}
-		if err := o.commit(p); err != nil {
+		if err := o.commit(ctx, p); err != nil {
 			return err
 		}
 	}
@@ -221,11 +255,19 @@ func (o *fileSinkOp[T]) EndInput(ctx context.Context, _ Collector) error {
 	return o.CheckpointComplete(ctx, MaxWatermark)
 }
 
+// Close discards the file in progress (its records are replayed from the last checkpoint)
+// and releases the storage.
 func (o *fileSinkOp[T]) Close() error {
-	if o.cur == nil {
-		return nil
+	var err error
+	if o.cur != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), closeTimeout)
+		err = o.cur.Abort(ctx)
+		cancel()
+		o.cur = nil
 	}
-	err := o.cur.Close()
-	o.cur = nil
+	if o.st != nil {
+		err = errors.Join(err, o.st.Close())
+		o.st = nil
+	}
 	return err
 }

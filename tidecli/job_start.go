@@ -62,6 +62,9 @@ func buildJob(name string, args []string) (*stream.Job, error) {
 		return nil, fmt.Errorf("unknown job %q: this binary has %s", name, strings.Join(known, ", "))
 	}
 	job, err := build(args)
+	if err == nil {
+		_, err = job.Vertices() // errors recorded while the job was built (a sink's output)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("job %s with arguments %q: %w", name, args, err)
 	}

@@ -23,6 +23,7 @@ import (
 	"github.com/tidestream/tide/core"
 	"github.com/tidestream/tide/drivers"
 	"github.com/tidestream/tide/storage"
+	"github.com/tidestream/tide/stream"
 	"github.com/tidestream/tide/tm/worker"
 	"github.com/tidestream/tide/yarn"
 	"github.com/tidestream/tide/yarn/security"
@@ -53,8 +54,11 @@ const stagingRemovalWait = 15 * time.Second
 // runYarnPerJob submits the job as its own YARN application and follows it.
 func runYarnPerJob(c *cli.Context) error {
 	t0 := time.Now()
-	cfg, name, args, _, err := loadJob(c)
+	cfg, name, args, job, err := loadJob(c)
 	if err != nil {
+		return err
+	}
+	if err := checkOutputsForYarn(name, job); err != nil {
 		return err
 	}
 	if conf.IsReactive(cfg) {
@@ -125,7 +129,7 @@ func runYarnPerJob(c *cli.Context) error {
 		TMMemoryMB:        mebibytes(conf.TaskManagerMemoryProcessSize.Get(cfg)),
 		TMVCores:          int32(tmVCores),
 		RMAddress:         rmAddr, SchedulerAddress: schedAddr, User: usr,
-		Env:    map[string]string{"TIDE_LOG_LEVEL": c.String("log-level")},
+		Env:    yarnAMEnv(c.String("log-level")),
 		Logger: slog.Default(),
 	}
 	if sitePath != "" {
@@ -271,6 +275,40 @@ func hadoopUser() (string, error) {
 	return u.Username, nil
 }
 
+// yarnAMEnv is the AM container's extra environment: the log level and, when the client's
+// Hadoop configuration names one, fs.defaultFS (containers have no HADOOP_CONF_DIR, so
+// hdfs:///path resolves through it; the AM hands it on to its TaskManagers).
+func yarnAMEnv(logLevel string) map[string]string {
+	env := map[string]string{"TIDE_LOG_LEVEL": logLevel}
+	if fs, err := clientDefaultFS(); err == nil && fs != "" {
+		env[storage.EnvDefaultFS] = fs
+	} else if v := os.Getenv(storage.EnvDefaultFS); v != "" {
+		env[storage.EnvDefaultFS] = v
+	}
+	return env
+}
+
+// clientDefaultFS is fs.defaultFS from $HADOOP_CONF_DIR/core-site.xml when it is hdfs://.
+func clientDefaultFS() (string, error) {
+	dir := os.Getenv("HADOOP_CONF_DIR")
+	if dir == "" {
+		return "", nil
+	}
+	f, err := os.Open(dir + "/core-site.xml")
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	core, err := yarn.ParseSite(f)
+	if err != nil {
+		return "", fmt.Errorf("%s/core-site.xml: %w", dir, err)
+	}
+	if fs := strings.TrimRight(core["fs.defaultFS"], "/"); strings.HasPrefix(fs, "hdfs://") {
+		return fs, nil
+	}
+	return "", nil
+}
+
 // stagingURI is yarn.staging-directory, else <fs.defaultFS>/user/<user>/.tide.
 func stagingURI(cfg *conf.Config, usr string) (string, error) {
 	if v, ok := cfg.Value(keyStagingDir); ok && v != "" {
@@ -411,6 +449,9 @@ func newYarnDriver(cfg *conf.Config, sched string, rpc, rest net.Addr) (*yarn.Dr
 		Resources: res, AMHost: rpcHost, AMPort: rpcPort,
 		Env: map[string]string{"HADOOP_USER_NAME": usr, "TIDE_LOG_LEVEL": os.Getenv("TIDE_LOG_LEVEL")},
 	}
+	if fs := os.Getenv(storage.EnvDefaultFS); fs != "" {
+		launch.Env[storage.EnvDefaultFS] = fs // hdfs:/// paths (outputs, checkpoints) in TaskManagers
+	}
 	var records yarn.AttemptRecords
 	if rec := stagingRecords(usr, log); rec != nil {
 		records = rec
@@ -457,4 +498,16 @@ func stagingRecords(usr string, log *slog.Logger) *yarn.StagingStore {
 		return nil
 	}
 	return rec
+}
+
+// checkOutputsForYarn refuses a job whose file sink writes to a relative local path: in a
+// YARN container it would land in the working directory YARN deletes when the container ends,
+// and the application would still succeed. (Unsupported schemes already failed the build.)
+func checkOutputsForYarn(name string, job *stream.Job) error {
+	for _, o := range job.Outputs() {
+		if err := o.CheckForCluster("YARN"); err != nil {
+			return fmt.Errorf("job %s: %w", name, err)
+		}
+	}
+	return nil
 }

@@ -36,6 +36,10 @@ func (t *task) checkpoint(ctx context.Context, id, ts int64) error {
 	}
 	for _, op := range t.chain {
 		if err := op.Operator.Snapshot(id, w.Operator(op.ID)); err != nil {
+			if errors.Is(err, stream.ErrFatal) {
+				// Declining would go on without what the operator lost (a sink's file).
+				return fmt.Errorf("operator %q snapshot of checkpoint %d: %w", op.Name, id, err)
+			}
 			return t.decline(id, fmt.Errorf("operator %q snapshot: %w", op.Name, err))
 		}
 	}

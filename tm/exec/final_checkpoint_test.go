@@ -33,7 +33,8 @@ func writtenLines(t *testing.T, dir string) int {
 	return inProgressLines(t, dir) + len(committedLines(t, dir))
 }
 
-// inProgressLines counts the lines in the sink's hidden in-progress files of dir.
+// inProgressLines counts the lines in the sink's hidden files of dir: in progress (the
+// storage writer's uncommitted file) and pending (pre-committed, not yet committed).
 func inProgressLines(t *testing.T, dir string) int {
 	t.Helper()
 	entries, err := os.ReadDir(dir)
@@ -42,7 +43,7 @@ func inProgressLines(t *testing.T, dir string) int {
 	}
 	n := 0
 	for _, e := range entries {
-		if !strings.HasPrefix(e.Name(), ".") || !strings.HasSuffix(e.Name(), ".inprogress") {
+		if !strings.HasPrefix(e.Name(), ".") {
 			continue
 		}
 		b, err := os.ReadFile(filepath.Join(dir, e.Name()))
