@@ -20,6 +20,7 @@ type Job struct {
 
 	chained  bool
 	vertices []*Vertex
+	checks   []func(Submission) error
 }
 
 // node is one transformation.

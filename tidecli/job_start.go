@@ -34,6 +34,13 @@ func loadJob(c *cli.Context) (cfg *conf.Config, name string, args []string, job 
 	if job, err = buildJob(name, args); err != nil {
 		return nil, "", nil, nil, err
 	}
+	var sub stream.Submission
+	if dir, ok := conf.CheckpointsDir.Lookup(cfg); ok && dir != "" {
+		sub.CheckpointInterval, _ = conf.CheckpointingInterval.Lookup(cfg)
+	}
+	if err = job.CheckSubmission(sub); err != nil {
+		return nil, "", nil, nil, fmt.Errorf("job %s not submitted: %w", name, err)
+	}
 	return cfg, name, args, job, nil
 }
 

@@ -384,6 +384,11 @@ func (t *task) handleControl(ctx context.Context, c control) error {
 				return fmt.Errorf("operator %q completing checkpoint %d: %w", op.Name, c.checkpoint, err)
 			}
 		}
+		if l, ok := t.reader.(stream.ReaderCheckpointListener); ok {
+			if err := l.NotifyCheckpointComplete(ctx, c.checkpoint); err != nil {
+				return fmt.Errorf("source reader completing checkpoint %d: %w", c.checkpoint, err)
+			}
+		}
 		if t.ended && t.finalCkpt > 0 && c.checkpoint >= t.finalCkpt && !t.committed {
 			t.committed = true
 			t.log.Info("final checkpoint completed", "checkpoint", c.checkpoint, "final_checkpoint", t.finalCkpt)

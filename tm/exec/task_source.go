@@ -87,6 +87,9 @@ func (t *task) maybeEmitWatermark() error {
 		return nil
 	}
 	wm := t.wmGen.Current()
+	if wr, ok := t.reader.(stream.WatermarkReader); ok {
+		wm = wr.ReaderWatermark()
+	}
 	if wm <= t.watermark {
 		return nil
 	}
