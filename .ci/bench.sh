@@ -25,8 +25,12 @@ ratio "$out/core.txt" BenchmarkPlanAndDeploy10k BenchmarkPlanAndDeploy20k
 section "data plane: 100-byte records over loopback TCP and in-process, against a raw TCP io.Copy of the same bytes"
 go test -run '^$' -bench Throughput -benchtime 2000000x ./tm/netplane/ | tee "$out/netplane.txt"
 
-section "task executor: WordCount through a keyBy across two executors (in one process)"
-go test -run '^$' -bench WordCount -benchtime 1000000x ./tm/exec/ | tee "$out/exec.txt"
+section "task executor: WordCount through a keyBy across two executors (in one process), task metrics on and off"
+go test -run '^$' -bench WordCount -benchtime 1000000x -count 3 ./tm/exec/ | tee "$out/exec.txt"
+# The cost of the per-record task metrics: words/s with them on against off (best of 3 each).
+awk '/metrics=/ { split($1, n, "metrics="); on = (n[2] ~ /^true/); for (i = 1; i < NF; i++) if ($(i+1) == "words/s") v = $i
+    if (on && v > best_on) best_on = v; if (!on && v > best_off) best_off = v }
+  END { if (best_on && best_off) printf "    task metrics: %.0f words/s on, %.0f off: on/off = %.3f\n", best_on, best_off, best_on / best_off }' "$out/exec.txt"
 
 section "end to end over real processes: rescale downtime and cold start of N=2/8 TaskManagers (next to the bare binary's start), WordCount"
 test/e2e/bench.sh | tee "$out/e2e.txt"

@@ -34,6 +34,8 @@ type metrics struct {
 	gauges   map[string]tally.Gauge
 	last     map[string]int64 // cumulative value last added to each counter
 	vertices map[core.VertexID]tally.Gauge
+	// tasks holds the subtasks' metrics the TaskManagers send.
+	tasks *taskMetrics
 }
 
 func newMetrics(jobID, jobName string) *metrics {
@@ -55,6 +57,7 @@ func newMetrics(jobID, jobName string) *metrics {
 		counters: map[string]tally.Counter{}, gauges: map[string]tally.Gauge{}, last: map[string]int64{},
 		vertices: map[core.VertexID]tally.Gauge{},
 	}
+	m.tasks = newTaskMetrics(m.job)
 	for _, d := range allMetrics {
 		if d == metricParallelism {
 			continue // one gauge per vertex, made when the vertex first runs

@@ -75,3 +75,50 @@ var allMetrics = []metricDef{
 	metricCompletedCheckpoints, metricFailedCheckpoints, metricLastCheckpointDuration, metricLastCheckpointSize,
 	metricNumBlockedNodes, metricConfigReloads, metricConfigReloadFailures, metricStaleEventsDropped,
 }
+
+// taskMetricDef declares one metric of a subtask, exported as
+// tide_jobmanager_job_task_<name>{job_id,job_name,vertex,subtask_index} from the samples
+// the TaskManagers send. Counts restart with every attempt, so all of them are gauges.
+type taskMetricDef struct {
+	Name  string
+	Help  string
+	value func(SubtaskMetrics) float64
+}
+
+var taskMetricDefs = []taskMetricDef{
+	{"numRecordsIn", "records the subtask received (a source: read) in the current attempt",
+		func(m SubtaskMetrics) float64 { return float64(m.RecordsIn) }},
+	{"numRecordsOut", "records the subtask sent downstream in the current attempt",
+		func(m SubtaskMetrics) float64 { return float64(m.RecordsOut) }},
+	{"numBytesIn", "bytes the subtask received from upstream subtasks in the current attempt",
+		func(m SubtaskMetrics) float64 { return float64(m.BytesIn) }},
+	{"numBytesOut", "bytes the subtask sent downstream in the current attempt",
+		func(m SubtaskMetrics) float64 { return float64(m.BytesOut) }},
+	{"numRecordsInPerSecond", "records received per second over the last sample interval",
+		func(m SubtaskMetrics) float64 { return m.RecordsInPerSecond }},
+	{"numRecordsOutPerSecond", "records sent per second over the last sample interval",
+		func(m SubtaskMetrics) float64 { return m.RecordsOutPerSecond }},
+	{"numBytesInPerSecond", "bytes received per second over the last sample interval",
+		func(m SubtaskMetrics) float64 { return m.BytesInPerSecond }},
+	{"numBytesOutPerSecond", "bytes sent per second over the last sample interval",
+		func(m SubtaskMetrics) float64 { return m.BytesOutPerSecond }},
+	{"busyTimeMsPerSecond", "milliseconds per second the subtask was neither idle nor back-pressured",
+		func(m SubtaskMetrics) float64 { return m.BusyMsPerSecond }},
+	{"backPressuredTimeMsPerSecond", "milliseconds per second the subtask waited for a consumer's credit",
+		func(m SubtaskMetrics) float64 { return m.BackPressuredMsPerSecond }},
+	{"idleTimeMsPerSecond", "milliseconds per second the subtask waited for input",
+		func(m SubtaskMetrics) float64 { return m.IdleMsPerSecond }},
+	{"currentInputWatermark", "the subtask's current watermark in milliseconds (0 before the first)",
+		func(m SubtaskMetrics) float64 {
+			if !m.HasWatermark {
+				return 0
+			}
+			return float64(m.InputWatermark)
+		}},
+	{"checkpointAlignmentTime", "milliseconds the barriers of the last checkpoint took to align at the subtask",
+		func(m SubtaskMetrics) float64 { return float64(m.LastAlignment.Milliseconds()) }},
+	{"checkpointedStateSize", "bytes of the subtask's state in its last acknowledged checkpoint",
+		func(m SubtaskMetrics) float64 { return float64(m.StateSize) }},
+	{"pendingRecords", "records a source subtask's splits still have to read, where the source knows (FLIP-33)",
+		func(m SubtaskMetrics) float64 { return float64(m.PendingRecords) }},
+}

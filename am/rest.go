@@ -40,6 +40,8 @@ func (a *AM) routes() []route {
 		{"PUT", "/jobs/{jobid}/resource-requirements", job(a.putRequirements)},
 		{"GET", "/jobs/{jobid}/rescales", job(a.getRescales)},
 		{"GET", "/jobs/{jobid}/exceptions", job(a.getExceptions)},
+		{"GET", "/jobs/{jobid}/vertices/{vertexid}", job(a.getVertex)},
+		{"GET", "/jobs/{jobid}/vertices/{vertexid}/backpressure", job(a.getVertexBackPressure)},
 		{"GET", "/jobs/{jobid}/checkpoints", job(a.getCheckpoints)},
 		{"POST", "/jobs/{jobid}/checkpoints", job(a.postCheckpoint)},
 		{"GET", "/jobs/{jobid}/checkpoints/config", job(a.getCheckpointConfig)},

@@ -90,6 +90,8 @@ func (a *AM) handle(s *session, msg *rpc.TaskManagerMessage) {
 			sd.Forget(s.id)
 		}
 		a.lose(s.id, "unregistered: "+m.Unregister.GetReason())
+	case *rpc.TaskManagerMessage_TaskMetrics:
+		a.metrics.tasks.record(s.id, s.node, m.TaskMetrics, a.clock.Now())
 	case *rpc.TaskManagerMessage_Register:
 		a.log.Warn("ignoring second Register on one connection", "taskmanager", s.id)
 	default:

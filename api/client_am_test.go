@@ -27,11 +27,18 @@ const jobID = "0123456789abcdef0123456789abcdef"
 // process, over loopback, and returns a client of its REST API.
 func startAM(t *testing.T) *api.Client {
 	t.Helper()
+	return startJob(t, examples.CheckableCountName,
+		[]string{"--records", "100000000", "--rate", "500", "--parallelism", "1", "--output", t.TempDir()})
+}
+
+// startJob runs the registered job name with args in an AM and one TaskManager of two
+// slots in this process, over loopback, and returns a client of its REST API.
+func startJob(t *testing.T, name string, args []string) *api.Client {
+	t.Helper()
 	ckpt := t.TempDir()
-	args := []string{"--records", "100000000", "--rate", "500", "--parallelism", "1", "--output", t.TempDir()}
-	build, ok := stream.Lookup(examples.CheckableCountName)
+	build, ok := stream.Lookup(name)
 	if !ok {
-		t.Fatalf("job %s not registered", examples.CheckableCountName)
+		t.Fatalf("job %s not registered", name)
 	}
 	job, err := build(args)
 	if err != nil {
@@ -59,7 +66,7 @@ func startAM(t *testing.T) *api.Client {
 		t.Fatal(err)
 	}
 	a, err := am.New(am.Config{
-		JobID: jobID, JobName: examples.CheckableCountName, JobArgs: args, Job: job,
+		JobID: jobID, JobName: name, JobArgs: args, Job: job,
 		Options: am.SchedulerOptions(cfg), Conf: cfg.Map(), Storage: st,
 		CheckpointInterval: 200 * time.Millisecond, CheckpointTimeout: time.Minute, NumRetained: 2,
 		HeartbeatInterval: time.Second, Logger: testkit.Logger().With("process", "am"),

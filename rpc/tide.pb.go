@@ -39,6 +39,7 @@ type TaskManagerMessage struct {
 	//	*TaskManagerMessage_CheckpointDecline
 	//	*TaskManagerMessage_SplitRequest
 	//	*TaskManagerMessage_Unregister
+	//	*TaskManagerMessage_TaskMetrics
 	Kind          isTaskManagerMessage_Kind `protobuf_oneof:"kind"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -144,6 +145,15 @@ func (x *TaskManagerMessage) GetUnregister() *Unregister {
 	return nil
 }
 
+func (x *TaskManagerMessage) GetTaskMetrics() *TaskMetrics {
+	if x != nil {
+		if x, ok := x.Kind.(*TaskManagerMessage_TaskMetrics); ok {
+			return x.TaskMetrics
+		}
+	}
+	return nil
+}
+
 type isTaskManagerMessage_Kind interface {
 	isTaskManagerMessage_Kind()
 }
@@ -176,6 +186,10 @@ type TaskManagerMessage_Unregister struct {
 	Unregister *Unregister `protobuf:"bytes,7,opt,name=unregister,proto3,oneof"`
 }
 
+type TaskManagerMessage_TaskMetrics struct {
+	TaskMetrics *TaskMetrics `protobuf:"bytes,8,opt,name=task_metrics,json=taskMetrics,proto3,oneof"`
+}
+
 func (*TaskManagerMessage_Register) isTaskManagerMessage_Kind() {}
 
 func (*TaskManagerMessage_Heartbeat) isTaskManagerMessage_Kind() {}
@@ -189,6 +203,8 @@ func (*TaskManagerMessage_CheckpointDecline) isTaskManagerMessage_Kind() {}
 func (*TaskManagerMessage_SplitRequest) isTaskManagerMessage_Kind() {}
 
 func (*TaskManagerMessage_Unregister) isTaskManagerMessage_Kind() {}
+
+func (*TaskManagerMessage_TaskMetrics) isTaskManagerMessage_Kind() {}
 
 type Register struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -661,6 +677,269 @@ func (x *SplitRequest) GetIndex() int32 {
 	return 0
 }
 
+// TaskMetrics is a TaskManager's periodic sample of its running subtasks (every
+// metrics.task.interval). Counters and times are cumulative since the subtask started; the
+// AM derives rates from two samples of one subtask.
+type TaskMetrics struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Subtasks      []*SubtaskMetrics      `protobuf:"bytes,1,rep,name=subtasks,proto3" json:"subtasks,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TaskMetrics) Reset() {
+	*x = TaskMetrics{}
+	mi := &file_tide_proto_msgTypes[8]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TaskMetrics) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TaskMetrics) ProtoMessage() {}
+
+func (x *TaskMetrics) ProtoReflect() protoreflect.Message {
+	mi := &file_tide_proto_msgTypes[8]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TaskMetrics.ProtoReflect.Descriptor instead.
+func (*TaskMetrics) Descriptor() ([]byte, []int) {
+	return file_tide_proto_rawDescGZIP(), []int{8}
+}
+
+func (x *TaskMetrics) GetSubtasks() []*SubtaskMetrics {
+	if x != nil {
+		return x.Subtasks
+	}
+	return nil
+}
+
+type SubtaskMetrics struct {
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	Attempt int64                  `protobuf:"varint,1,opt,name=attempt,proto3" json:"attempt,omitempty"`
+	Vertex  string                 `protobuf:"bytes,2,opt,name=vertex,proto3" json:"vertex,omitempty"`
+	Index   int32                  `protobuf:"varint,3,opt,name=index,proto3" json:"index,omitempty"`
+	// elapsed_nanos is how long the subtask has run when the sample was taken.
+	ElapsedNanos int64 `protobuf:"varint,4,opt,name=elapsed_nanos,json=elapsedNanos,proto3" json:"elapsed_nanos,omitempty"`
+	RecordsIn    int64 `protobuf:"varint,5,opt,name=records_in,json=recordsIn,proto3" json:"records_in,omitempty"`
+	RecordsOut   int64 `protobuf:"varint,6,opt,name=records_out,json=recordsOut,proto3" json:"records_out,omitempty"`
+	BytesIn      int64 `protobuf:"varint,7,opt,name=bytes_in,json=bytesIn,proto3" json:"bytes_in,omitempty"`
+	BytesOut     int64 `protobuf:"varint,8,opt,name=bytes_out,json=bytesOut,proto3" json:"bytes_out,omitempty"`
+	// idle: waiting for input; back_pressured: waiting for a consumer's credit. The rest of
+	// elapsed is busy.
+	IdleNanos          int64 `protobuf:"varint,9,opt,name=idle_nanos,json=idleNanos,proto3" json:"idle_nanos,omitempty"`
+	BackPressuredNanos int64 `protobuf:"varint,10,opt,name=back_pressured_nanos,json=backPressuredNanos,proto3" json:"back_pressured_nanos,omitempty"`
+	// input_watermark is the subtask's current input watermark (milliseconds); has_watermark
+	// is false before the first.
+	InputWatermark int64 `protobuf:"varint,11,opt,name=input_watermark,json=inputWatermark,proto3" json:"input_watermark,omitempty"`
+	HasWatermark   bool  `protobuf:"varint,12,opt,name=has_watermark,json=hasWatermark,proto3" json:"has_watermark,omitempty"`
+	// last_alignment_nanos: how long the barriers of the last checkpoint took to align.
+	LastAlignmentNanos int64 `protobuf:"varint,13,opt,name=last_alignment_nanos,json=lastAlignmentNanos,proto3" json:"last_alignment_nanos,omitempty"`
+	// state_size: bytes of the subtask's state in its last acknowledged checkpoint.
+	StateSize int64 `protobuf:"varint,14,opt,name=state_size,json=stateSize,proto3" json:"state_size,omitempty"`
+	// split_lag: records each split of a source still has to read, where the source knows.
+	SplitLag      []*SplitLag `protobuf:"bytes,15,rep,name=split_lag,json=splitLag,proto3" json:"split_lag,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SubtaskMetrics) Reset() {
+	*x = SubtaskMetrics{}
+	mi := &file_tide_proto_msgTypes[9]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SubtaskMetrics) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SubtaskMetrics) ProtoMessage() {}
+
+func (x *SubtaskMetrics) ProtoReflect() protoreflect.Message {
+	mi := &file_tide_proto_msgTypes[9]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SubtaskMetrics.ProtoReflect.Descriptor instead.
+func (*SubtaskMetrics) Descriptor() ([]byte, []int) {
+	return file_tide_proto_rawDescGZIP(), []int{9}
+}
+
+func (x *SubtaskMetrics) GetAttempt() int64 {
+	if x != nil {
+		return x.Attempt
+	}
+	return 0
+}
+
+func (x *SubtaskMetrics) GetVertex() string {
+	if x != nil {
+		return x.Vertex
+	}
+	return ""
+}
+
+func (x *SubtaskMetrics) GetIndex() int32 {
+	if x != nil {
+		return x.Index
+	}
+	return 0
+}
+
+func (x *SubtaskMetrics) GetElapsedNanos() int64 {
+	if x != nil {
+		return x.ElapsedNanos
+	}
+	return 0
+}
+
+func (x *SubtaskMetrics) GetRecordsIn() int64 {
+	if x != nil {
+		return x.RecordsIn
+	}
+	return 0
+}
+
+func (x *SubtaskMetrics) GetRecordsOut() int64 {
+	if x != nil {
+		return x.RecordsOut
+	}
+	return 0
+}
+
+func (x *SubtaskMetrics) GetBytesIn() int64 {
+	if x != nil {
+		return x.BytesIn
+	}
+	return 0
+}
+
+func (x *SubtaskMetrics) GetBytesOut() int64 {
+	if x != nil {
+		return x.BytesOut
+	}
+	return 0
+}
+
+func (x *SubtaskMetrics) GetIdleNanos() int64 {
+	if x != nil {
+		return x.IdleNanos
+	}
+	return 0
+}
+
+func (x *SubtaskMetrics) GetBackPressuredNanos() int64 {
+	if x != nil {
+		return x.BackPressuredNanos
+	}
+	return 0
+}
+
+func (x *SubtaskMetrics) GetInputWatermark() int64 {
+	if x != nil {
+		return x.InputWatermark
+	}
+	return 0
+}
+
+func (x *SubtaskMetrics) GetHasWatermark() bool {
+	if x != nil {
+		return x.HasWatermark
+	}
+	return false
+}
+
+func (x *SubtaskMetrics) GetLastAlignmentNanos() int64 {
+	if x != nil {
+		return x.LastAlignmentNanos
+	}
+	return 0
+}
+
+func (x *SubtaskMetrics) GetStateSize() int64 {
+	if x != nil {
+		return x.StateSize
+	}
+	return 0
+}
+
+func (x *SubtaskMetrics) GetSplitLag() []*SplitLag {
+	if x != nil {
+		return x.SplitLag
+	}
+	return nil
+}
+
+type SplitLag struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Split         string                 `protobuf:"bytes,1,opt,name=split,proto3" json:"split,omitempty"`
+	Records       int64                  `protobuf:"varint,2,opt,name=records,proto3" json:"records,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SplitLag) Reset() {
+	*x = SplitLag{}
+	mi := &file_tide_proto_msgTypes[10]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SplitLag) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SplitLag) ProtoMessage() {}
+
+func (x *SplitLag) ProtoReflect() protoreflect.Message {
+	mi := &file_tide_proto_msgTypes[10]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SplitLag.ProtoReflect.Descriptor instead.
+func (*SplitLag) Descriptor() ([]byte, []int) {
+	return file_tide_proto_rawDescGZIP(), []int{10}
+}
+
+func (x *SplitLag) GetSplit() string {
+	if x != nil {
+		return x.Split
+	}
+	return ""
+}
+
+func (x *SplitLag) GetRecords() int64 {
+	if x != nil {
+		return x.Records
+	}
+	return 0
+}
+
 // Unregister announces a clean exit (SIGTERM); the stream closes right after.
 type Unregister struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -671,7 +950,7 @@ type Unregister struct {
 
 func (x *Unregister) Reset() {
 	*x = Unregister{}
-	mi := &file_tide_proto_msgTypes[8]
+	mi := &file_tide_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -683,7 +962,7 @@ func (x *Unregister) String() string {
 func (*Unregister) ProtoMessage() {}
 
 func (x *Unregister) ProtoReflect() protoreflect.Message {
-	mi := &file_tide_proto_msgTypes[8]
+	mi := &file_tide_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -696,7 +975,7 @@ func (x *Unregister) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Unregister.ProtoReflect.Descriptor instead.
 func (*Unregister) Descriptor() ([]byte, []int) {
-	return file_tide_proto_rawDescGZIP(), []int{8}
+	return file_tide_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *Unregister) GetReason() string {
@@ -725,7 +1004,7 @@ type JobManagerMessage struct {
 
 func (x *JobManagerMessage) Reset() {
 	*x = JobManagerMessage{}
-	mi := &file_tide_proto_msgTypes[9]
+	mi := &file_tide_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -737,7 +1016,7 @@ func (x *JobManagerMessage) String() string {
 func (*JobManagerMessage) ProtoMessage() {}
 
 func (x *JobManagerMessage) ProtoReflect() protoreflect.Message {
-	mi := &file_tide_proto_msgTypes[9]
+	mi := &file_tide_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -750,7 +1029,7 @@ func (x *JobManagerMessage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobManagerMessage.ProtoReflect.Descriptor instead.
 func (*JobManagerMessage) Descriptor() ([]byte, []int) {
-	return file_tide_proto_rawDescGZIP(), []int{9}
+	return file_tide_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *JobManagerMessage) GetKind() isJobManagerMessage_Kind {
@@ -903,7 +1182,7 @@ type Registered struct {
 
 func (x *Registered) Reset() {
 	*x = Registered{}
-	mi := &file_tide_proto_msgTypes[10]
+	mi := &file_tide_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -915,7 +1194,7 @@ func (x *Registered) String() string {
 func (*Registered) ProtoMessage() {}
 
 func (x *Registered) ProtoReflect() protoreflect.Message {
-	mi := &file_tide_proto_msgTypes[10]
+	mi := &file_tide_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -928,7 +1207,7 @@ func (x *Registered) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Registered.ProtoReflect.Descriptor instead.
 func (*Registered) Descriptor() ([]byte, []int) {
-	return file_tide_proto_rawDescGZIP(), []int{10}
+	return file_tide_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *Registered) GetJobId() string {
@@ -982,7 +1261,7 @@ type Rejected struct {
 
 func (x *Rejected) Reset() {
 	*x = Rejected{}
-	mi := &file_tide_proto_msgTypes[11]
+	mi := &file_tide_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -994,7 +1273,7 @@ func (x *Rejected) String() string {
 func (*Rejected) ProtoMessage() {}
 
 func (x *Rejected) ProtoReflect() protoreflect.Message {
-	mi := &file_tide_proto_msgTypes[11]
+	mi := &file_tide_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1007,7 +1286,7 @@ func (x *Rejected) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Rejected.ProtoReflect.Descriptor instead.
 func (*Rejected) Descriptor() ([]byte, []int) {
-	return file_tide_proto_rawDescGZIP(), []int{11}
+	return file_tide_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *Rejected) GetReason() string {
@@ -1028,7 +1307,7 @@ type VertexParallelism struct {
 
 func (x *VertexParallelism) Reset() {
 	*x = VertexParallelism{}
-	mi := &file_tide_proto_msgTypes[12]
+	mi := &file_tide_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1040,7 +1319,7 @@ func (x *VertexParallelism) String() string {
 func (*VertexParallelism) ProtoMessage() {}
 
 func (x *VertexParallelism) ProtoReflect() protoreflect.Message {
-	mi := &file_tide_proto_msgTypes[12]
+	mi := &file_tide_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1053,7 +1332,7 @@ func (x *VertexParallelism) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use VertexParallelism.ProtoReflect.Descriptor instead.
 func (*VertexParallelism) Descriptor() ([]byte, []int) {
-	return file_tide_proto_rawDescGZIP(), []int{12}
+	return file_tide_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *VertexParallelism) GetVertex() string {
@@ -1088,7 +1367,7 @@ type Subtask struct {
 
 func (x *Subtask) Reset() {
 	*x = Subtask{}
-	mi := &file_tide_proto_msgTypes[13]
+	mi := &file_tide_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1100,7 +1379,7 @@ func (x *Subtask) String() string {
 func (*Subtask) ProtoMessage() {}
 
 func (x *Subtask) ProtoReflect() protoreflect.Message {
-	mi := &file_tide_proto_msgTypes[13]
+	mi := &file_tide_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1113,7 +1392,7 @@ func (x *Subtask) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Subtask.ProtoReflect.Descriptor instead.
 func (*Subtask) Descriptor() ([]byte, []int) {
-	return file_tide_proto_rawDescGZIP(), []int{13}
+	return file_tide_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *Subtask) GetVertex() string {
@@ -1149,7 +1428,7 @@ type Location struct {
 
 func (x *Location) Reset() {
 	*x = Location{}
-	mi := &file_tide_proto_msgTypes[14]
+	mi := &file_tide_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1161,7 +1440,7 @@ func (x *Location) String() string {
 func (*Location) ProtoMessage() {}
 
 func (x *Location) ProtoReflect() protoreflect.Message {
-	mi := &file_tide_proto_msgTypes[14]
+	mi := &file_tide_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1174,7 +1453,7 @@ func (x *Location) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Location.ProtoReflect.Descriptor instead.
 func (*Location) Descriptor() ([]byte, []int) {
-	return file_tide_proto_rawDescGZIP(), []int{14}
+	return file_tide_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *Location) GetVertex() string {
@@ -1232,7 +1511,7 @@ type DeployTasks struct {
 
 func (x *DeployTasks) Reset() {
 	*x = DeployTasks{}
-	mi := &file_tide_proto_msgTypes[15]
+	mi := &file_tide_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1244,7 +1523,7 @@ func (x *DeployTasks) String() string {
 func (*DeployTasks) ProtoMessage() {}
 
 func (x *DeployTasks) ProtoReflect() protoreflect.Message {
-	mi := &file_tide_proto_msgTypes[15]
+	mi := &file_tide_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1257,7 +1536,7 @@ func (x *DeployTasks) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeployTasks.ProtoReflect.Descriptor instead.
 func (*DeployTasks) Descriptor() ([]byte, []int) {
-	return file_tide_proto_rawDescGZIP(), []int{15}
+	return file_tide_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *DeployTasks) GetAttempt() int64 {
@@ -1330,7 +1609,7 @@ type RestoreLocation struct {
 
 func (x *RestoreLocation) Reset() {
 	*x = RestoreLocation{}
-	mi := &file_tide_proto_msgTypes[16]
+	mi := &file_tide_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1342,7 +1621,7 @@ func (x *RestoreLocation) String() string {
 func (*RestoreLocation) ProtoMessage() {}
 
 func (x *RestoreLocation) ProtoReflect() protoreflect.Message {
-	mi := &file_tide_proto_msgTypes[16]
+	mi := &file_tide_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1355,7 +1634,7 @@ func (x *RestoreLocation) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RestoreLocation.ProtoReflect.Descriptor instead.
 func (*RestoreLocation) Descriptor() ([]byte, []int) {
-	return file_tide_proto_rawDescGZIP(), []int{16}
+	return file_tide_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *RestoreLocation) GetStorageUri() string {
@@ -1382,7 +1661,7 @@ type CancelTasks struct {
 
 func (x *CancelTasks) Reset() {
 	*x = CancelTasks{}
-	mi := &file_tide_proto_msgTypes[17]
+	mi := &file_tide_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1394,7 +1673,7 @@ func (x *CancelTasks) String() string {
 func (*CancelTasks) ProtoMessage() {}
 
 func (x *CancelTasks) ProtoReflect() protoreflect.Message {
-	mi := &file_tide_proto_msgTypes[17]
+	mi := &file_tide_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1407,7 +1686,7 @@ func (x *CancelTasks) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelTasks.ProtoReflect.Descriptor instead.
 func (*CancelTasks) Descriptor() ([]byte, []int) {
-	return file_tide_proto_rawDescGZIP(), []int{17}
+	return file_tide_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *CancelTasks) GetAttempt() int64 {
@@ -1435,7 +1714,7 @@ type TriggerCheckpoint struct {
 
 func (x *TriggerCheckpoint) Reset() {
 	*x = TriggerCheckpoint{}
-	mi := &file_tide_proto_msgTypes[18]
+	mi := &file_tide_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1447,7 +1726,7 @@ func (x *TriggerCheckpoint) String() string {
 func (*TriggerCheckpoint) ProtoMessage() {}
 
 func (x *TriggerCheckpoint) ProtoReflect() protoreflect.Message {
-	mi := &file_tide_proto_msgTypes[18]
+	mi := &file_tide_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1460,7 +1739,7 @@ func (x *TriggerCheckpoint) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TriggerCheckpoint.ProtoReflect.Descriptor instead.
 func (*TriggerCheckpoint) Descriptor() ([]byte, []int) {
-	return file_tide_proto_rawDescGZIP(), []int{18}
+	return file_tide_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *TriggerCheckpoint) GetAttempt() int64 {
@@ -1494,7 +1773,7 @@ type NotifyCheckpointComplete struct {
 
 func (x *NotifyCheckpointComplete) Reset() {
 	*x = NotifyCheckpointComplete{}
-	mi := &file_tide_proto_msgTypes[19]
+	mi := &file_tide_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1506,7 +1785,7 @@ func (x *NotifyCheckpointComplete) String() string {
 func (*NotifyCheckpointComplete) ProtoMessage() {}
 
 func (x *NotifyCheckpointComplete) ProtoReflect() protoreflect.Message {
-	mi := &file_tide_proto_msgTypes[19]
+	mi := &file_tide_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1519,7 +1798,7 @@ func (x *NotifyCheckpointComplete) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NotifyCheckpointComplete.ProtoReflect.Descriptor instead.
 func (*NotifyCheckpointComplete) Descriptor() ([]byte, []int) {
-	return file_tide_proto_rawDescGZIP(), []int{19}
+	return file_tide_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *NotifyCheckpointComplete) GetAttempt() int64 {
@@ -1546,7 +1825,7 @@ type Split struct {
 
 func (x *Split) Reset() {
 	*x = Split{}
-	mi := &file_tide_proto_msgTypes[20]
+	mi := &file_tide_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1558,7 +1837,7 @@ func (x *Split) String() string {
 func (*Split) ProtoMessage() {}
 
 func (x *Split) ProtoReflect() protoreflect.Message {
-	mi := &file_tide_proto_msgTypes[20]
+	mi := &file_tide_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1571,7 +1850,7 @@ func (x *Split) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Split.ProtoReflect.Descriptor instead.
 func (*Split) Descriptor() ([]byte, []int) {
-	return file_tide_proto_rawDescGZIP(), []int{20}
+	return file_tide_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *Split) GetId() string {
@@ -1601,7 +1880,7 @@ type SplitAssignment struct {
 
 func (x *SplitAssignment) Reset() {
 	*x = SplitAssignment{}
-	mi := &file_tide_proto_msgTypes[21]
+	mi := &file_tide_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1613,7 +1892,7 @@ func (x *SplitAssignment) String() string {
 func (*SplitAssignment) ProtoMessage() {}
 
 func (x *SplitAssignment) ProtoReflect() protoreflect.Message {
-	mi := &file_tide_proto_msgTypes[21]
+	mi := &file_tide_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1626,7 +1905,7 @@ func (x *SplitAssignment) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SplitAssignment.ProtoReflect.Descriptor instead.
 func (*SplitAssignment) Descriptor() ([]byte, []int) {
-	return file_tide_proto_rawDescGZIP(), []int{21}
+	return file_tide_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *SplitAssignment) GetAttempt() int64 {
@@ -1673,7 +1952,7 @@ type Disconnect struct {
 
 func (x *Disconnect) Reset() {
 	*x = Disconnect{}
-	mi := &file_tide_proto_msgTypes[22]
+	mi := &file_tide_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1685,7 +1964,7 @@ func (x *Disconnect) String() string {
 func (*Disconnect) ProtoMessage() {}
 
 func (x *Disconnect) ProtoReflect() protoreflect.Message {
-	mi := &file_tide_proto_msgTypes[22]
+	mi := &file_tide_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1698,7 +1977,7 @@ func (x *Disconnect) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Disconnect.ProtoReflect.Descriptor instead.
 func (*Disconnect) Descriptor() ([]byte, []int) {
-	return file_tide_proto_rawDescGZIP(), []int{22}
+	return file_tide_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *Disconnect) GetReason() string {
@@ -1713,7 +1992,7 @@ var File_tide_proto protoreflect.FileDescriptor
 const file_tide_proto_rawDesc = "" +
 	"\n" +
 	"\n" +
-	"tide.proto\x12\vtide.rpc.v1\"\xdb\x03\n" +
+	"tide.proto\x12\vtide.rpc.v1\"\x9a\x04\n" +
 	"\x12TaskManagerMessage\x123\n" +
 	"\bregister\x18\x01 \x01(\v2\x15.tide.rpc.v1.RegisterH\x00R\bregister\x126\n" +
 	"\theartbeat\x18\x02 \x01(\v2\x16.tide.rpc.v1.HeartbeatH\x00R\theartbeat\x12=\n" +
@@ -1724,7 +2003,8 @@ const file_tide_proto_rawDesc = "" +
 	"\rsplit_request\x18\x06 \x01(\v2\x19.tide.rpc.v1.SplitRequestH\x00R\fsplitRequest\x129\n" +
 	"\n" +
 	"unregister\x18\a \x01(\v2\x17.tide.rpc.v1.UnregisterH\x00R\n" +
-	"unregisterB\x06\n" +
+	"unregister\x12=\n" +
+	"\ftask_metrics\x18\b \x01(\v2\x18.tide.rpc.v1.TaskMetricsH\x00R\vtaskMetricsB\x06\n" +
 	"\x04kind\"\x9f\x01\n" +
 	"\bRegister\x12&\n" +
 	"\x0ftask_manager_id\x18\x01 \x01(\tR\rtaskManagerId\x12\x17\n" +
@@ -1759,7 +2039,33 @@ const file_tide_proto_rawDesc = "" +
 	"\fSplitRequest\x12\x18\n" +
 	"\aattempt\x18\x01 \x01(\x03R\aattempt\x12\x16\n" +
 	"\x06vertex\x18\x02 \x01(\tR\x06vertex\x12\x14\n" +
-	"\x05index\x18\x03 \x01(\x05R\x05index\"$\n" +
+	"\x05index\x18\x03 \x01(\x05R\x05index\"F\n" +
+	"\vTaskMetrics\x127\n" +
+	"\bsubtasks\x18\x01 \x03(\v2\x1b.tide.rpc.v1.SubtaskMetricsR\bsubtasks\"\x99\x04\n" +
+	"\x0eSubtaskMetrics\x12\x18\n" +
+	"\aattempt\x18\x01 \x01(\x03R\aattempt\x12\x16\n" +
+	"\x06vertex\x18\x02 \x01(\tR\x06vertex\x12\x14\n" +
+	"\x05index\x18\x03 \x01(\x05R\x05index\x12#\n" +
+	"\relapsed_nanos\x18\x04 \x01(\x03R\felapsedNanos\x12\x1d\n" +
+	"\n" +
+	"records_in\x18\x05 \x01(\x03R\trecordsIn\x12\x1f\n" +
+	"\vrecords_out\x18\x06 \x01(\x03R\n" +
+	"recordsOut\x12\x19\n" +
+	"\bbytes_in\x18\a \x01(\x03R\abytesIn\x12\x1b\n" +
+	"\tbytes_out\x18\b \x01(\x03R\bbytesOut\x12\x1d\n" +
+	"\n" +
+	"idle_nanos\x18\t \x01(\x03R\tidleNanos\x120\n" +
+	"\x14back_pressured_nanos\x18\n" +
+	" \x01(\x03R\x12backPressuredNanos\x12'\n" +
+	"\x0finput_watermark\x18\v \x01(\x03R\x0einputWatermark\x12#\n" +
+	"\rhas_watermark\x18\f \x01(\bR\fhasWatermark\x120\n" +
+	"\x14last_alignment_nanos\x18\r \x01(\x03R\x12lastAlignmentNanos\x12\x1d\n" +
+	"\n" +
+	"state_size\x18\x0e \x01(\x03R\tstateSize\x122\n" +
+	"\tsplit_lag\x18\x0f \x03(\v2\x15.tide.rpc.v1.SplitLagR\bsplitLag\":\n" +
+	"\bSplitLag\x12\x14\n" +
+	"\x05split\x18\x01 \x01(\tR\x05split\x12\x18\n" +
+	"\arecords\x18\x02 \x01(\x03R\arecords\"$\n" +
 	"\n" +
 	"Unregister\x12\x16\n" +
 	"\x06reason\x18\x01 \x01(\tR\x06reason\"\xa4\x04\n" +
@@ -1854,7 +2160,7 @@ func file_tide_proto_rawDescGZIP() []byte {
 	return file_tide_proto_rawDescData
 }
 
-var file_tide_proto_msgTypes = make([]protoimpl.MessageInfo, 24)
+var file_tide_proto_msgTypes = make([]protoimpl.MessageInfo, 27)
 var file_tide_proto_goTypes = []any{
 	(*TaskManagerMessage)(nil),       // 0: tide.rpc.v1.TaskManagerMessage
 	(*Register)(nil),                 // 1: tide.rpc.v1.Register
@@ -1864,22 +2170,25 @@ var file_tide_proto_goTypes = []any{
 	(*CheckpointAck)(nil),            // 5: tide.rpc.v1.CheckpointAck
 	(*CheckpointDecline)(nil),        // 6: tide.rpc.v1.CheckpointDecline
 	(*SplitRequest)(nil),             // 7: tide.rpc.v1.SplitRequest
-	(*Unregister)(nil),               // 8: tide.rpc.v1.Unregister
-	(*JobManagerMessage)(nil),        // 9: tide.rpc.v1.JobManagerMessage
-	(*Registered)(nil),               // 10: tide.rpc.v1.Registered
-	(*Rejected)(nil),                 // 11: tide.rpc.v1.Rejected
-	(*VertexParallelism)(nil),        // 12: tide.rpc.v1.VertexParallelism
-	(*Subtask)(nil),                  // 13: tide.rpc.v1.Subtask
-	(*Location)(nil),                 // 14: tide.rpc.v1.Location
-	(*DeployTasks)(nil),              // 15: tide.rpc.v1.DeployTasks
-	(*RestoreLocation)(nil),          // 16: tide.rpc.v1.RestoreLocation
-	(*CancelTasks)(nil),              // 17: tide.rpc.v1.CancelTasks
-	(*TriggerCheckpoint)(nil),        // 18: tide.rpc.v1.TriggerCheckpoint
-	(*NotifyCheckpointComplete)(nil), // 19: tide.rpc.v1.NotifyCheckpointComplete
-	(*Split)(nil),                    // 20: tide.rpc.v1.Split
-	(*SplitAssignment)(nil),          // 21: tide.rpc.v1.SplitAssignment
-	(*Disconnect)(nil),               // 22: tide.rpc.v1.Disconnect
-	nil,                              // 23: tide.rpc.v1.Registered.ConfigEntry
+	(*TaskMetrics)(nil),              // 8: tide.rpc.v1.TaskMetrics
+	(*SubtaskMetrics)(nil),           // 9: tide.rpc.v1.SubtaskMetrics
+	(*SplitLag)(nil),                 // 10: tide.rpc.v1.SplitLag
+	(*Unregister)(nil),               // 11: tide.rpc.v1.Unregister
+	(*JobManagerMessage)(nil),        // 12: tide.rpc.v1.JobManagerMessage
+	(*Registered)(nil),               // 13: tide.rpc.v1.Registered
+	(*Rejected)(nil),                 // 14: tide.rpc.v1.Rejected
+	(*VertexParallelism)(nil),        // 15: tide.rpc.v1.VertexParallelism
+	(*Subtask)(nil),                  // 16: tide.rpc.v1.Subtask
+	(*Location)(nil),                 // 17: tide.rpc.v1.Location
+	(*DeployTasks)(nil),              // 18: tide.rpc.v1.DeployTasks
+	(*RestoreLocation)(nil),          // 19: tide.rpc.v1.RestoreLocation
+	(*CancelTasks)(nil),              // 20: tide.rpc.v1.CancelTasks
+	(*TriggerCheckpoint)(nil),        // 21: tide.rpc.v1.TriggerCheckpoint
+	(*NotifyCheckpointComplete)(nil), // 22: tide.rpc.v1.NotifyCheckpointComplete
+	(*Split)(nil),                    // 23: tide.rpc.v1.Split
+	(*SplitAssignment)(nil),          // 24: tide.rpc.v1.SplitAssignment
+	(*Disconnect)(nil),               // 25: tide.rpc.v1.Disconnect
+	nil,                              // 26: tide.rpc.v1.Registered.ConfigEntry
 }
 var file_tide_proto_depIdxs = []int32{
 	1,  // 0: tide.rpc.v1.TaskManagerMessage.register:type_name -> tide.rpc.v1.Register
@@ -1888,29 +2197,32 @@ var file_tide_proto_depIdxs = []int32{
 	5,  // 3: tide.rpc.v1.TaskManagerMessage.checkpoint_ack:type_name -> tide.rpc.v1.CheckpointAck
 	6,  // 4: tide.rpc.v1.TaskManagerMessage.checkpoint_decline:type_name -> tide.rpc.v1.CheckpointDecline
 	7,  // 5: tide.rpc.v1.TaskManagerMessage.split_request:type_name -> tide.rpc.v1.SplitRequest
-	8,  // 6: tide.rpc.v1.TaskManagerMessage.unregister:type_name -> tide.rpc.v1.Unregister
-	4,  // 7: tide.rpc.v1.CheckpointAck.handles:type_name -> tide.rpc.v1.StateHandle
-	10, // 8: tide.rpc.v1.JobManagerMessage.registered:type_name -> tide.rpc.v1.Registered
-	11, // 9: tide.rpc.v1.JobManagerMessage.rejected:type_name -> tide.rpc.v1.Rejected
-	15, // 10: tide.rpc.v1.JobManagerMessage.deploy:type_name -> tide.rpc.v1.DeployTasks
-	17, // 11: tide.rpc.v1.JobManagerMessage.cancel:type_name -> tide.rpc.v1.CancelTasks
-	18, // 12: tide.rpc.v1.JobManagerMessage.trigger_checkpoint:type_name -> tide.rpc.v1.TriggerCheckpoint
-	19, // 13: tide.rpc.v1.JobManagerMessage.checkpoint_complete:type_name -> tide.rpc.v1.NotifyCheckpointComplete
-	21, // 14: tide.rpc.v1.JobManagerMessage.split_assignment:type_name -> tide.rpc.v1.SplitAssignment
-	22, // 15: tide.rpc.v1.JobManagerMessage.disconnect:type_name -> tide.rpc.v1.Disconnect
-	23, // 16: tide.rpc.v1.Registered.config:type_name -> tide.rpc.v1.Registered.ConfigEntry
-	12, // 17: tide.rpc.v1.DeployTasks.vertices:type_name -> tide.rpc.v1.VertexParallelism
-	13, // 18: tide.rpc.v1.DeployTasks.subtasks:type_name -> tide.rpc.v1.Subtask
-	14, // 19: tide.rpc.v1.DeployTasks.locations:type_name -> tide.rpc.v1.Location
-	16, // 20: tide.rpc.v1.DeployTasks.restore_location:type_name -> tide.rpc.v1.RestoreLocation
-	20, // 21: tide.rpc.v1.SplitAssignment.splits:type_name -> tide.rpc.v1.Split
-	0,  // 22: tide.rpc.v1.JobManager.Connect:input_type -> tide.rpc.v1.TaskManagerMessage
-	9,  // 23: tide.rpc.v1.JobManager.Connect:output_type -> tide.rpc.v1.JobManagerMessage
-	23, // [23:24] is the sub-list for method output_type
-	22, // [22:23] is the sub-list for method input_type
-	22, // [22:22] is the sub-list for extension type_name
-	22, // [22:22] is the sub-list for extension extendee
-	0,  // [0:22] is the sub-list for field type_name
+	11, // 6: tide.rpc.v1.TaskManagerMessage.unregister:type_name -> tide.rpc.v1.Unregister
+	8,  // 7: tide.rpc.v1.TaskManagerMessage.task_metrics:type_name -> tide.rpc.v1.TaskMetrics
+	4,  // 8: tide.rpc.v1.CheckpointAck.handles:type_name -> tide.rpc.v1.StateHandle
+	9,  // 9: tide.rpc.v1.TaskMetrics.subtasks:type_name -> tide.rpc.v1.SubtaskMetrics
+	10, // 10: tide.rpc.v1.SubtaskMetrics.split_lag:type_name -> tide.rpc.v1.SplitLag
+	13, // 11: tide.rpc.v1.JobManagerMessage.registered:type_name -> tide.rpc.v1.Registered
+	14, // 12: tide.rpc.v1.JobManagerMessage.rejected:type_name -> tide.rpc.v1.Rejected
+	18, // 13: tide.rpc.v1.JobManagerMessage.deploy:type_name -> tide.rpc.v1.DeployTasks
+	20, // 14: tide.rpc.v1.JobManagerMessage.cancel:type_name -> tide.rpc.v1.CancelTasks
+	21, // 15: tide.rpc.v1.JobManagerMessage.trigger_checkpoint:type_name -> tide.rpc.v1.TriggerCheckpoint
+	22, // 16: tide.rpc.v1.JobManagerMessage.checkpoint_complete:type_name -> tide.rpc.v1.NotifyCheckpointComplete
+	24, // 17: tide.rpc.v1.JobManagerMessage.split_assignment:type_name -> tide.rpc.v1.SplitAssignment
+	25, // 18: tide.rpc.v1.JobManagerMessage.disconnect:type_name -> tide.rpc.v1.Disconnect
+	26, // 19: tide.rpc.v1.Registered.config:type_name -> tide.rpc.v1.Registered.ConfigEntry
+	15, // 20: tide.rpc.v1.DeployTasks.vertices:type_name -> tide.rpc.v1.VertexParallelism
+	16, // 21: tide.rpc.v1.DeployTasks.subtasks:type_name -> tide.rpc.v1.Subtask
+	17, // 22: tide.rpc.v1.DeployTasks.locations:type_name -> tide.rpc.v1.Location
+	19, // 23: tide.rpc.v1.DeployTasks.restore_location:type_name -> tide.rpc.v1.RestoreLocation
+	23, // 24: tide.rpc.v1.SplitAssignment.splits:type_name -> tide.rpc.v1.Split
+	0,  // 25: tide.rpc.v1.JobManager.Connect:input_type -> tide.rpc.v1.TaskManagerMessage
+	12, // 26: tide.rpc.v1.JobManager.Connect:output_type -> tide.rpc.v1.JobManagerMessage
+	26, // [26:27] is the sub-list for method output_type
+	25, // [25:26] is the sub-list for method input_type
+	25, // [25:25] is the sub-list for extension type_name
+	25, // [25:25] is the sub-list for extension extendee
+	0,  // [0:25] is the sub-list for field type_name
 }
 
 func init() { file_tide_proto_init() }
@@ -1926,8 +2238,9 @@ func file_tide_proto_init() {
 		(*TaskManagerMessage_CheckpointDecline)(nil),
 		(*TaskManagerMessage_SplitRequest)(nil),
 		(*TaskManagerMessage_Unregister)(nil),
+		(*TaskManagerMessage_TaskMetrics)(nil),
 	}
-	file_tide_proto_msgTypes[9].OneofWrappers = []any{
+	file_tide_proto_msgTypes[12].OneofWrappers = []any{
 		(*JobManagerMessage_Registered)(nil),
 		(*JobManagerMessage_Rejected)(nil),
 		(*JobManagerMessage_Deploy)(nil),
@@ -1943,7 +2256,7 @@ func file_tide_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_tide_proto_rawDesc), len(file_tide_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   24,
+			NumMessages:   27,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

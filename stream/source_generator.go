@@ -144,3 +144,16 @@ func (r *genReader[T]) SnapshotState(int64) ([]Split, error) {
 }
 
 func (r *genReader[T]) Close() error { return nil }
+
+// SplitLag reports the records left in each partition of a bounded generator; an unbounded
+// one has no end to lag behind.
+func (r *genReader[T]) SplitLag() []SplitLag {
+	if r.g.PerPartition <= 0 {
+		return nil
+	}
+	out := make([]SplitLag, 0, len(r.splits))
+	for _, s := range r.splits {
+		out = append(out, SplitLag{Split: s.id, Records: max(0, r.g.PerPartition-s.seq)})
+	}
+	return out
+}

@@ -142,6 +142,15 @@ func (r *numberReader) SnapshotState(int64) ([]Split, error) {
 
 func (r *numberReader) Close() error { return nil }
 
+// SplitLag reports the numbers left in each range.
+func (r *numberReader) SplitLag() []SplitLag {
+	out := make([]SplitLag, 0, len(r.splits))
+	for _, s := range r.splits {
+		out = append(out, SplitLag{Split: s.id, Records: max(0, s.to-s.next+1)})
+	}
+	return out
+}
+
 // rateLimiter allows rate records per second on average (0: unlimited).
 type rateLimiter struct {
 	rate    float64

@@ -74,6 +74,11 @@ func (f *fakeAM) handler() http.Handler {
 				{"id": "source", "name": "source", "parallelism": 4, "maxParallelism": 128, "status": "RUNNING"},
 				{"id": "window", "name": "window", "parallelism": p, "maxParallelism": 128, "status": "RUNNING"}}})
 	})
+	mux.HandleFunc("GET "+job+"/vertices/source", func(w http.ResponseWriter, _ *http.Request) {
+		writeBody(w, 200, api.VertexDetails{ID: "source", Name: "source", Parallelism: 4, Aggregated: api.VertexMetrics{
+			ReadRecordsPerSecond: 1200.4, WriteRecordsPerSecond: 1199.6, MaxBusyTimeMsPerSecond: 350,
+			MaxBackPressuredTimeMsPerSecond: 620, Subtasks: 4}})
+	})
 	mux.HandleFunc("PATCH "+job, func(w http.ResponseWriter, r *http.Request) {
 		if !f.authorized(w, r) {
 			return
@@ -263,7 +268,8 @@ func TestClientTables(t *testing.T) {
 			[]string{"JOB ID NAME STATUS START TIME DURATION", testJobID + " TopSpeedWindowing RUNNING"}},
 		{"status by name", []string{"status", "TopSpeedWindowing", "-m", m},
 			[]string{"Job: " + testJobID + " (TopSpeedWindowing)", "Status: RUNNING since", "Attempt: 3",
-				"VERTEX PARALLELISM REQUIRED MAX PARALLELISM STATUS", "source 4 1..4 128 RUNNING", "window 4 1..4 128 RUNNING"}},
+				"VERTEX PARALLELISM REQUIRED MAX PARALLELISM STATUS IN/S OUT/S BUSY BACKPRESSURE",
+				"source 4 1..4 128 RUNNING 1200 1200 35% 62% high", "window 4 1..4 128 RUNNING - - - -"}},
 		{"status by prefix", []string{"status", "-m", m, "a1b2"}, []string{"Job: " + testJobID}},
 		{"rescales", []string{"rescales", "a1b2c3", "-m", m},
 			[]string{"ID TRIGGER OUTCOME STARTED TOOK ATTEMPT PARALLELISM", "1 INITIAL_SCHEDULE COMPLETED", "window 2→3"}},

@@ -14,12 +14,15 @@ import (
 func statusCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "status",
-		Usage:     "show a job's status, attempt and per-vertex parallelism",
+		Usage:     "show a job's status, attempt, per-vertex parallelism, rates and back-pressure",
 		ArgsUsage: "JOB",
 		Description: `JOB is the job id, a unique prefix of it, or the job name. Shows GET /jobs/:jobid and
-each vertex's resource requirements (lowerBound..upperBound). When a rescale is pending,
-says why it waits: cooldown until T, waiting for a checkpoint, min-parallelism-increase
-not met, slots missing (how many), TaskManagers on their way.`,
+each vertex's resource requirements (lowerBound..upperBound) and task metrics
+(GET /jobs/:jobid/vertices/:vertexid): records in and out per second over its subtasks,
+and the busiest subtask's busy and back-pressured share of time (ok up to 10%, low up to
+50%, high above). When a rescale is pending, says why it waits: cooldown until T, waiting
+for a checkpoint, min-parallelism-increase not met, slots missing (how many), TaskManagers
+on their way.`,
 		Flags:        clientFlags(),
 		OnUsageError: onUsageError,
 		Action: jobAction(nil, func(c *cli.Context, cc *clientCommand, j api.JobOverview) error {
@@ -34,8 +37,12 @@ not met, slots missing (how many), TaskManagers on their way.`,
 			if err != nil {
 				return err
 			}
+			metrics, err := vertexMetrics(c.Context, cc, d)
+			if err != nil {
+				return err
+			}
 			if cc.json {
-				return cc.printJSON(map[string]any{"job": d, "resource-requirements": reqs})
+				return cc.printJSON(map[string]any{"job": d, "resource-requirements": reqs, "vertex-metrics": metrics})
 			}
 			cc.printf("Job:       %s (%s)\n", d.JID, d.Name)
 			since := ""
@@ -49,7 +56,7 @@ not met, slots missing (how many), TaskManagers on their way.`,
 				cc.printf("Pending:   %s\n", pendingLine(*p))
 			}
 			fmt.Fprintln(cc.out)
-			t := newTable(cc.out, "VERTEX", "PARALLELISM", "REQUIRED", "MAX PARALLELISM", "STATUS")
+			t := newTable(cc.out, "VERTEX", "PARALLELISM", "REQUIRED", "MAX PARALLELISM", "STATUS", "IN/S", "OUT/S", "BUSY", "BACKPRESSURE")
 			for _, v := range d.Vertices {
 				required := "-"
 				if b, ok := reqs[v.ID]; ok {
@@ -65,7 +72,8 @@ not met, slots missing (how many), TaskManagers on their way.`,
 				if status == "" {
 					status = "-"
 				}
-				t.row(name, itoa(v.Parallelism), required, itoa(v.MaxParallelism), status)
+				m, ok := metrics[v.ID]
+				t.row(append([]string{name, itoa(v.Parallelism), required, itoa(v.MaxParallelism), status}, metricsColumns(m, ok)...)...)
 			}
 			return t.flush()
 		}),

@@ -2,6 +2,8 @@ package e2e
 
 import (
 	"encoding/json"
+	"fmt"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -80,6 +82,19 @@ func TestOperatorCLI(t *testing.T) {
 	if err != nil || !strings.Contains(out, "Status:    RUNNING") || !strings.Contains(out, "1..1") {
 		t.Fatalf("tide status by id prefix: %v\n%s", err, out)
 	}
+
+	// status shows each vertex's task metrics once the TaskManagers sent them: records per
+	// second in and out, busy and back-pressured time.
+	testkit.WaitFor(t, "tide status to show the vertices' rates", func() (bool, error) {
+		out, err := s.tide("status", id)
+		if err != nil {
+			return false, err
+		}
+		if !strings.Contains(strings.Join(strings.Fields(out), " "), "IN/S OUT/S BUSY BACKPRESSURE") || !statusRatesRE.MatchString(out) {
+			return false, fmt.Errorf("no vertex with records flowing in tide status:\n%s", out)
+		}
+		return true, nil
+	})
 
 	// rescale one vertex up to 2..4 and wait for it: the 4 slots allow 4; the others keep 1.
 	v := st.Job.Vertices[len(st.Job.Vertices)-1].ID
@@ -174,3 +189,7 @@ func (s jobStatusJSON) allAt(p int) bool {
 	}
 	return true
 }
+
+// statusRatesRE matches a vertex row of tide status with records flowing in and out, its
+// busy share and its back-pressure level.
+var statusRatesRE = regexp.MustCompile(`(?m)RUNNING\s+[1-9]\d*\s+[1-9]\d*\s+\d+%\s+\d+% (ok|low|high)\s*$`)

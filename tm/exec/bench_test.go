@@ -7,12 +7,22 @@ import (
 
 	"github.com/tidestream/tide/core"
 	"github.com/tidestream/tide/examples"
+	"github.com/tidestream/tide/tm/exec"
 )
 
 // BenchmarkWordCountKeyBy runs WordCount (directory source → tokenize → keyBy → count →
 // file sink) at parallelism 2 across two executors on loopback; b.N is the number of words.
-// Reports words/s.
+// Reports words/s, with the subtasks' per-record metrics on (as tide runs) and off (the
+// baseline that shows what the metrics cost).
 func BenchmarkWordCountKeyBy(b *testing.B) {
+	for _, on := range []bool{true, false} {
+		b.Run(fmt.Sprintf("metrics=%v", on), func(b *testing.B) {
+			benchmarkWordCount(b, func(c *exec.Config) { c.DisableTaskMetrics = !on })
+		})
+	}
+}
+
+func benchmarkWordCount(b *testing.B, opt func(*exec.Config)) {
 	in, out := b.TempDir(), b.TempDir()
 	const filesN = 8
 	wordsPerLine := 10
@@ -31,7 +41,7 @@ func BenchmarkWordCountKeyBy(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	am := newFakeAM(b, job, 2)
+	am := newFakeAM(b, job, 2, opt)
 	b.ResetTimer()
 	am.deploy(2)
 	am.waitFor("the job to finish", func() bool { return am.allInState(core.TaskFinished) })

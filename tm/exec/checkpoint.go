@@ -61,6 +61,7 @@ func (t *task) checkpoint(ctx context.Context, id, ts int64) error {
 	if err != nil {
 		return t.decline(id, err)
 	}
+	t.metrics.stateSize.Store(handle.Size)
 	t.e.cfg.Reporter.CheckpointAck(t.a.id, id, t.vertex.ID, t.index, []StateHandle{handle})
 	return nil
 }

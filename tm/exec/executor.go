@@ -37,6 +37,9 @@ type Config struct {
 	Plane         *netplane.Plane
 	Reporter      Reporter
 	Logger        *slog.Logger
+	// DisableTaskMetrics turns the per-record counters of the subtasks off (the benchmark's
+	// baseline); Metrics then reports only what costs nothing per record.
+	DisableTaskMetrics bool
 }
 
 // VertexParallelism is the parallelism of one vertex in an attempt.

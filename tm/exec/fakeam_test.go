@@ -65,7 +65,8 @@ type reporter struct {
 	tm string
 }
 
-func newFakeAM(t testing.TB, job *stream.Job, tmCount int) *fakeAM {
+// newFakeAM starts tmCount executors for job; opts adjust their configuration.
+func newFakeAM(t testing.TB, job *stream.Job, tmCount int, opts ...func(*exec.Config)) *fakeAM {
 	t.Helper()
 	ctx := context.Background()
 	st, err := storage.Open(ctx, "file://"+t.TempDir(), storage.Options{})
@@ -88,8 +89,12 @@ func newFakeAM(t testing.TB, job *stream.Job, tmCount int) *fakeAM {
 			t.Fatal(err)
 		}
 		tm := &fakeTM{id: fmt.Sprintf("tm-%d", i), plane: p}
-		tm.exec = exec.NewExecutor(exec.Config{JobID: am.jobID, Job: job, TaskManagerID: tm.id, Storage: st, Plane: p,
-			Reporter: &reporter{am: am, tm: tm.id}, Logger: log})
+		cfg := exec.Config{JobID: am.jobID, Job: job, TaskManagerID: tm.id, Storage: st, Plane: p,
+			Reporter: &reporter{am: am, tm: tm.id}, Logger: log}
+		for _, o := range opts {
+			o(&cfg)
+		}
+		tm.exec = exec.NewExecutor(cfg)
 		am.tms = append(am.tms, tm)
 	}
 	t.Cleanup(func() {

@@ -38,6 +38,7 @@ type inputChan struct {
 	in     *netplane.Input
 	spec   stream.VertexInput
 	resume chan struct{}
+	m      *taskMetrics
 }
 
 // read forwards the channel's messages as events until it ends; after a barrier it waits
@@ -67,6 +68,9 @@ func (c *inputChan) read(ctx context.Context, events chan<- event) {
 				send(event{kind: evError, input: c.idx, err: fmt.Errorf("reading %s: %w", c.in.ID(), err)})
 			}
 			return
+		}
+		if c.m.on {
+			c.m.bytesIn.Add(int64(len(b)))
 		}
 		m, err := parseMessage(b)
 		if err != nil {

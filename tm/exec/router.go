@@ -28,6 +28,7 @@ type router struct {
 	edges []*edgeOut
 	buf   []byte
 	sent  int64
+	m     *taskMetrics
 }
 
 func (r *router) Collect(v any, ts int64) error {
@@ -54,6 +55,10 @@ func (r *router) Collect(v any, ts int64) error {
 		}
 	}
 	r.sent++
+	if r.m.on {
+		r.m.recordsOut.Add(1)
+		r.m.bytesOut.Add(int64(len(r.buf) * len(r.edges)))
+	}
 	return nil
 }
 

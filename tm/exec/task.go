@@ -43,6 +43,7 @@ type task struct {
 	watermark       int64
 	lastWmEmitNanos int64
 	processed       int64
+	metrics         *taskMetrics
 	closedInputs    int // inputs whose producer finished (end of partition)
 
 	// End of input (FLIP-147). ended: EndInput ran and end of data went downstream.
@@ -71,7 +72,8 @@ func newTask(e *Executor, a *attempt, p *plan, st Subtask) (*task, error) {
 	return &task{
 		e: e, a: a, plan: p, vertex: v, index: st.Index, parallelism: vp.Parallelism, maxP: vp.MaxParallelism,
 		kgStart: start, kgEnd: end, mail: newMailbox(), watermark: stream.MinWatermark,
-		log: e.log.With("attempt", a.id, "vertex", v.ID, "subtask", st.Index),
+		metrics: newTaskMetrics(!e.cfg.DisableTaskMetrics),
+		log:     e.log.With("attempt", a.id, "vertex", v.ID, "subtask", st.Index),
 	}, nil
 }
 
@@ -192,7 +194,9 @@ func (t *task) runSafe() (err error) {
 }
 
 func (t *task) openOutputs(ctx context.Context) error {
-	t.router = &router{ctx: ctx}
+	t.router = &router{ctx: ctx, m: t.metrics}
+	var all []*netplane.Output
+	defer func() { t.metrics.setOutputs(all) }()
 	for _, out := range t.vertex.Outputs {
 		vp := t.plan.parallelism[out.To]
 		e := &edgeOut{spec: out, p: vp.Parallelism, maxP: vp.MaxParallelism, rr: t.index % vp.Parallelism}
@@ -214,6 +218,7 @@ func (t *task) openOutputs(ctx context.Context) error {
 				return fmt.Errorf("opening output %s to %s: %w", id, addr, err)
 			}
 			e.outs = append(e.outs, o)
+			all = append(all, o)
 		}
 		t.router.edges = append(t.router.edges, e)
 	}
@@ -233,7 +238,7 @@ func (t *task) openInputs(ctx context.Context, wg *sync.WaitGroup) {
 		}
 		for _, j := range producers {
 			id := netplane.ChannelID{Attempt: t.a.id, Edge: stream.EdgeName(in.From, t.vertex.ID), Producer: j, Consumer: t.index}
-			c := &inputChan{idx: len(t.inputs), in: t.e.cfg.Plane.OpenInput(id), spec: in, resume: make(chan struct{}, 1)}
+			c := &inputChan{idx: len(t.inputs), in: t.e.cfg.Plane.OpenInput(id), spec: in, resume: make(chan struct{}, 1), m: t.metrics}
 			t.inputs = append(t.inputs, c)
 		}
 	}
@@ -331,6 +336,7 @@ func (t *task) advanceWatermark(wm int64) error {
 		return nil
 	}
 	t.watermark = wm
+	t.metrics.setWatermark(wm)
 	for i, op := range t.chain {
 		if err := op.Operator.Watermark(wm, t.colls[i]); err != nil {
 			return fmt.Errorf("operator %q at watermark %d: %w", op.Name, wm, err)

@@ -29,6 +29,7 @@ func (t *task) runInputs(ctx context.Context) error {
 				fmt.Sprintf("a newer barrier arrived while aligning %d", step.superseded))
 		}
 		if step.aligned != 0 {
+			t.metrics.aligned(step.aligned)
 			if err := t.checkpoint(ctx, step.aligned, step.ts); err != nil {
 				return err
 			}
@@ -78,17 +79,21 @@ func (t *task) runInputs(ctx context.Context) error {
 			}
 			continue
 		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-t.mail.signal:
+		ev, mail, err := t.nextEvent(ctx)
+		switch {
+		case err != nil:
+			return err
+		case mail:
 			if err := t.handleMail(ctx); err != nil {
 				return err
 			}
-		case ev := <-t.events:
+		default:
 			switch ev.kind {
 			case evRecord:
 				t.processed++
+				if t.metrics.on {
+					t.metrics.recordsIn.Add(1)
+				}
 				if err := t.head.Collect(ev.v, ev.ts); err != nil {
 					return err
 				}
@@ -100,6 +105,7 @@ func (t *task) runInputs(ctx context.Context) error {
 					}
 				}
 			case evBarrier:
+				t.metrics.barrier(ev.id)
 				if err := apply(al.barrier(ev.input, ev.id, ev.ts)); err != nil {
 					return err
 				}
@@ -121,4 +127,27 @@ func (t *task) runInputs(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// nextEvent returns the next input event, or mail when the mailbox has calls; an event and
+// mail both ready are picked at random, so neither starves the other. Time spent waiting
+// for either counts as idle.
+func (t *task) nextEvent(ctx context.Context) (ev event, mail bool, err error) {
+	select {
+	case ev = <-t.events:
+		return ev, false, nil
+	case <-t.mail.signal:
+		return event{}, true, nil
+	default:
+	}
+	idle := t.metrics.idleStart()
+	defer t.metrics.idleSince(idle)
+	select {
+	case <-ctx.Done():
+		return event{}, false, ctx.Err()
+	case <-t.mail.signal:
+		return event{}, true, nil
+	case ev = <-t.events:
+		return ev, false, nil
+	}
 }

@@ -22,6 +22,9 @@ func (s sourceCollector) Collect(v any, ts int64) error {
 	if s.t.wmGen != nil {
 		ts = s.t.wmGen.Timestamp(v, ts)
 	}
+	if s.t.metrics.on {
+		s.t.metrics.recordsIn.Add(1)
+	}
 	return s.t.head.Collect(v, ts)
 }
 
@@ -67,17 +70,22 @@ func (t *task) pollUntilEnd(ctx context.Context) error {
 		if err := t.maybeEmitWatermark(); err != nil {
 			return err
 		}
+		if t.metrics.on {
+			t.metrics.sampleLag(t.reader, time.Now())
+		}
 		switch st {
 		case stream.EndOfInput:
 			return nil
 		case stream.NothingAvailable:
 			timer.Reset(idleWait)
+			idle := t.metrics.idleStart()
 			select {
 			case <-ctx.Done():
 				return ctx.Err()
 			case <-t.mail.signal:
 			case <-timer.C:
 			}
+			t.metrics.idleSince(idle)
 		}
 	}
 }

@@ -52,6 +52,11 @@ func TestBackpressureBoundsMemory(t *testing.T) {
 					in.mu.Unlock()
 					return full && out.BackPressured()
 				})
+				// While it is blocked, its back-pressured time grows.
+				blocked := out.BackPressuredTime()
+				waitFor(t, "the back-pressured time to grow while the producer is blocked", func() bool {
+					return out.BackPressuredTime() > blocked
+				})
 				// The producer is blocked: credits buffers sit at the consumer
 				// and one more is being filled; nothing else was accepted.
 				accepted := len(written)

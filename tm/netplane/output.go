@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"time"
 )
 
 // Output is the producing end of one channel. Records are batched into
@@ -21,6 +22,8 @@ type Output struct {
 	credits      int           // buffers the consumer can take
 	flushPending bool          // send buf as soon as a credit arrives
 	waiting      int           // callers blocked for credit
+	waitSince    time.Time     // when waiting last rose from 0
+	blocked      time.Duration // time with waiting > 0, the current wait excluded
 	closed       bool          // end of stream sent
 	err          error
 }
@@ -129,6 +132,19 @@ func (o *Output) Close(ctx context.Context) error {
 	return nil
 }
 
+// BackPressuredTime is the total time a Write, Flush or Close of this output has been
+// blocked waiting for the consumer's credit, the wait under way included (Flink's
+// backPressuredTimeMsPerSecond is its growth per second).
+func (o *Output) BackPressuredTime() time.Duration {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	d := o.blocked
+	if o.waiting > 0 {
+		d += time.Since(o.waitSince)
+	}
+	return d
+}
+
 // BackPressured reports whether a Write, Flush or Close is blocked waiting
 // for the consumer to grant credit.
 func (o *Output) BackPressured() bool {
@@ -150,6 +166,9 @@ func (o *Output) usableLocked() error {
 // waitLocked releases the lock until the state changes or ctx is done.
 func (o *Output) waitLocked(ctx context.Context, op string) error {
 	ch := o.changed
+	if o.waiting == 0 {
+		o.waitSince = time.Now()
+	}
 	o.waiting++
 	o.mu.Unlock()
 	var err error
@@ -160,6 +179,9 @@ func (o *Output) waitLocked(ctx context.Context, op string) error {
 	}
 	o.mu.Lock()
 	o.waiting--
+	if o.waiting == 0 {
+		o.blocked += time.Since(o.waitSince)
+	}
 	return err
 }
 

@@ -55,6 +55,7 @@ func (w *worker) serve(ctx context.Context, c *connection) (outcome, error) {
 	hbDone := make(chan struct{})
 	defer close(hbDone)
 	go w.heartbeat(sess, time.Duration(reg.GetHeartbeatIntervalMillis())*time.Millisecond, hbDone)
+	go reportMetrics(sess, ex, space, taskMetricsInterval, hbDone)
 
 	msgs := make(chan *rpc.JobManagerMessage)
 	recvErr := make(chan error, 1)
