@@ -1,6 +1,6 @@
 // The page: a header with the job's state, one tab per view, and a polling loop that
 // refreshes the header and the visible tab.
-import {get} from './api.js';
+import {get, ApiError} from './api.js';
 import {h, replace, hideTooltip} from './dom.js';
 import * as fmt from './format.js';
 import overview from './overview.js';
@@ -68,7 +68,15 @@ function renderHeader(job) {
   document.getElementById('job-attempt').textContent = job.attempt;
 }
 
-let downSince = 0;     // when the AM stopped answering, 0 while it answers
+let downSince = 0;     // when the refreshes started failing, 0 while they work
+
+// problem names what went wrong in a refresh: the AM (or YARN's proxy in front of it) did
+// not answer, answered with an error, or the page itself failed.
+function problem(err) {
+  if (err instanceof ApiError) return [502, 503, 504].includes(err.status) ? 'AM unreachable' : 'AM answered ' + err.status;
+  if (err instanceof TypeError && /fetch|network/i.test(err.message)) return 'AM unreachable';
+  return 'page error';
+}
 
 function status(ok, text, detail) {
   const el = document.getElementById('refresh');
@@ -100,7 +108,8 @@ async function poll() {
     document.body.dataset.refreshes = String(++refreshes);
   } catch (err) {
     downSince = downSince || Date.now();
-    status(false, 'AM unreachable since ' + fmt.time(downSince), err.message);
+    status(false, problem(err) + ' since ' + fmt.time(downSince), err.message);
+    if (problem(err) === 'page error') console.error(err);
     document.body.classList.add('stale'); // what the page shows is the last it knew
   } finally {
     polling = false;

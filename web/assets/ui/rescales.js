@@ -80,13 +80,21 @@ function draw(width, rs, job, now) {
   t0 -= padT;
   const x = t => ML + (t - t0) / (t1 - t0) * pw;
 
-  // each vertex's parallelism steps: [time, value]
+  // each vertex's parallelism steps: [time, value], from what it ran at before the oldest
+  // rescale the AM still remembers (0 when that is the initial schedule)
   const series = new Map(ids.map(id => [id, [[first, 0]]]));
+  const seen = new Set();
+  for (const r of all) {
+    for (const v of r.vertices || []) {
+      if (seen.has(v.vertex)) continue;
+      seen.add(v.vertex);
+      series.set(v.vertex, [[first, v.before]]);
+    }
+  }
   let maxP = 1;
   for (const r of all) {
     if (r.outcome !== 'COMPLETED') continue;
     for (const v of r.vertices || []) {
-      if (!series.has(v.vertex)) series.set(v.vertex, [[first, 0]]);
       series.get(v.vertex).push([r.end, v.after]);
       maxP = Math.max(maxP, v.after, v.before);
     }
