@@ -9,6 +9,7 @@ import (
 
 	"github.com/tidestream/tide/core"
 	"github.com/tidestream/tide/drivers"
+	"github.com/tidestream/tide/standalone"
 	"github.com/tidestream/tide/storage"
 	"github.com/tidestream/tide/stream"
 )
@@ -97,8 +98,9 @@ func (c *Config) withDefaults() {
 	if c.NumRetained <= 0 {
 		c.NumRetained = 1
 	}
-	// A passive driver (standalone) cannot start a TaskManager again: the AM never ends one.
-	if _, passive := c.Driver.(drivers.Admitter); c.Driver == nil || passive {
+	// Standalone cannot start a TaskManager again: the AM never ends one. (Active drivers
+	// such as YARN admit TaskManagers too, so being an Admitter does not tell.)
+	if _, standaloneDriver := c.Driver.(*standalone.Driver); c.Driver == nil || standaloneDriver {
 		c.Options.KeepTaskManagers = true
 	}
 }

@@ -1,12 +1,15 @@
 package am
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"testing"
 
 	"github.com/tidestream/tide/conf"
 	"github.com/tidestream/tide/core"
+	"github.com/tidestream/tide/drivers"
+	"github.com/tidestream/tide/standalone"
 )
 
 // TestJobManagerConfigShowsRestartBackoff: the README promises that GET /jobmanager/config
@@ -48,3 +51,32 @@ func TestReactiveStabilizationDefault(t *testing.T) {
 		t.Fatalf("reactive submission stabilization = %v, want core's %v", got, core.ReactiveSubmissionStabilization)
 	}
 }
+
+// TestKeepTaskManagersOnlyStandalone: the AM keeps TaskManagers (never releases them) with
+// the standalone driver only; an active driver that also admits TaskManagers (YARN) does
+// not make it keep them.
+func TestKeepTaskManagersOnlyStandalone(t *testing.T) {
+	tests := []struct {
+		name   string
+		driver drivers.Driver
+		want   bool
+	}{
+		{"no driver (standalone)", nil, true},
+		{"standalone driver", standalone.New(nil, nil), true},
+		{"active driver that admits", admittingDriver{}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := Config{Driver: tt.driver}
+			c.withDefaults()
+			if c.Options.KeepTaskManagers != tt.want {
+				t.Fatalf("KeepTaskManagers = %v, want %v", c.Options.KeepTaskManagers, tt.want)
+			}
+		})
+	}
+}
+
+// admittingDriver is an active driver that also admits TaskManagers, as YARN's does.
+type admittingDriver struct{ drivers.Driver }
+
+func (admittingDriver) Admit(context.Context, drivers.Worker) error { return nil }
