@@ -3,7 +3,6 @@ package am
 import (
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/tidestream/tide/conf"
 	"github.com/tidestream/tide/core"
@@ -41,31 +40,6 @@ func TestActiveWorkerOptions(t *testing.T) {
 				t.Fatalf("got %+v, %v; want %+v", got, err, tt.want)
 			}
 		})
-	}
-}
-
-func TestDurationKey(t *testing.T) {
-	tests := []struct {
-		dyn  []string
-		want time.Duration
-		ok   bool
-	}{
-		{nil, 5 * time.Second, true},
-		{[]string{KeyYarnHeartbeat + "=250 ms"}, 250 * time.Millisecond, true},
-		{[]string{KeyYarnHeartbeat + "=soon"}, 0, false},
-		{[]string{KeyYarnHeartbeat + "=0 s"}, 0, false},
-	}
-	for _, tt := range tests {
-		// A malformed value is refused when the configuration is built (conf declares
-		// the key) or, failing that, by DurationKey.
-		c, err := dynConf(tt.dyn)
-		var got time.Duration
-		if err == nil {
-			got, err = DurationKey(c, KeyYarnHeartbeat, 5*time.Second)
-		}
-		if (err == nil) != tt.ok || got != tt.want {
-			t.Errorf("%v: got %v, %v; want %v ok=%v", tt.dyn, got, err, tt.want, tt.ok)
-		}
 	}
 }
 

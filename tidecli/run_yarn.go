@@ -10,7 +10,6 @@ import (
 	"os"
 	"os/signal"
 	"os/user"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -24,9 +23,7 @@ import (
 	"github.com/tidestream/tide/drivers"
 	"github.com/tidestream/tide/storage"
 	"github.com/tidestream/tide/stream"
-	"github.com/tidestream/tide/tm/worker"
 	"github.com/tidestream/tide/yarn"
-	"github.com/tidestream/tide/yarn/security"
 	"github.com/tidestream/tide/yarn/yarnpb"
 )
 
@@ -377,8 +374,7 @@ func jobManagerOverrides(cfg *conf.Config) []string {
 // put the scheduler address in its environment); otherwise nil (standalone). It also
 // enables active worker requests in opts.
 func activeDriver(cfg *conf.Config, opts *core.Options, rpc, rest net.Addr) (drivers.Driver, error) {
-	sched := os.Getenv(yarn.EnvSchedulerAddress)
-	if sched == "" {
+	if !yarn.InContainer() {
 		return nil, nil
 	}
 	aw, err := am.ActiveWorkerOptions(cfg)
@@ -386,118 +382,11 @@ func activeDriver(cfg *conf.Config, opts *core.Options, rpc, rest net.Addr) (dri
 		return nil, err
 	}
 	opts.ActiveWorkers = aw
-	d, err := newYarnDriver(cfg, sched, rpc, rest)
+	d, err := yarn.NewDriverFromConf(cfg, rpc, rest, slog.Default())
 	if err != nil {
 		return nil, fmt.Errorf("the YARN driver: %w", err)
 	}
 	return d, nil
-}
-
-func newYarnDriver(cfg *conf.Config, sched string, rpc, rest net.Addr) (*yarn.Driver, error) {
-	log := slog.Default()
-	creds, err := security.LoadCredentialsFromEnv()
-	if err != nil {
-		return nil, err
-	}
-	tok, err := creds.AMRMToken()
-	if err != nil {
-		return nil, err
-	}
-	res, err := yarn.DecodeResources(os.Getenv(yarn.EnvResources))
-	if err != nil {
-		return nil, err
-	}
-	heartbeat, err := am.DurationKey(cfg, am.KeyYarnHeartbeat, 5*time.Second)
-	if err != nil {
-		return nil, err
-	}
-	fast, err := am.DurationKey(cfg, am.KeyYarnFastHeartbeat, 500*time.Millisecond)
-	if err != nil {
-		return nil, err
-	}
-	format, _ := cfg.Value(am.KeyYarnNodeIDFormat)
-	nodeIDs, err := yarn.ParseNodeIDFormat(format)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", am.KeyYarnNodeIDFormat, err)
-	}
-	usr := os.Getenv(yarn.EnvUser)
-	rpcHost, rpcPortStr, err := net.SplitHostPort(rpc.String())
-	if err != nil {
-		return nil, fmt.Errorf("the AM's RPC address %s: %w", rpc, err)
-	}
-	rpcPort, _ := strconv.Atoi(rpcPortStr)
-	slots := conf.TaskManagerNumberOfTaskSlots.Get(cfg)
-	vcores := conf.YarnContainersVcores.Get(cfg)
-	if vcores <= 0 {
-		vcores = slots
-	}
-	tokens := yarn.NewNMTokenCache()
-	amrm, err := yarn.DialAMRM(sched, tok, tokens, log)
-	if err != nil {
-		return nil, err
-	}
-	var nodes yarn.NodeLister
-	if rmAddr := os.Getenv(yarn.EnvRMAddress); rmAddr != "" {
-		rm, err := yarn.DialClientRM(rmAddr, usr, log)
-		if err != nil {
-			amrm.Close()
-			return nil, err
-		}
-		nodes = yarn.ClusterNodes{RM: rm}
-	}
-	launch := yarn.TaskManagerLaunch{
-		Resources: res, AMHost: rpcHost, AMPort: rpcPort,
-		Env: map[string]string{"HADOOP_USER_NAME": usr, "TIDE_LOG_LEVEL": os.Getenv("TIDE_LOG_LEVEL")},
-	}
-	if fs := os.Getenv(storage.EnvDefaultFS); fs != "" {
-		launch.Env[storage.EnvDefaultFS] = fs // hdfs:/// paths (outputs, checkpoints) in TaskManagers
-	}
-	var records yarn.AttemptRecords
-	if rec := stagingRecords(usr, log); rec != nil {
-		records = rec
-		launch.Env[worker.EnvAMAddressFile] = rec.AMAddressURI()
-	}
-	d, err := yarn.NewDriver(yarn.DriverConfig{
-		Scheduler: amrm, Containers: yarn.NewNM(tokens, log), Nodes: nodes,
-		Host: rpcHost, RPCPort: rpcPort, TrackingURL: "http://" + rest.String(),
-		MemoryMB: mebibytes(conf.TaskManagerMemoryProcessSize.Get(cfg)), VCores: int32(vcores),
-		Launch: launch.Context, NodeIDs: nodeIDs,
-		Records:   records,
-		Heartbeat: heartbeat, FastHeartbeat: fast,
-		Logger: log,
-	})
-	if err != nil {
-		amrm.Close()
-		for _, r := range []any{nodes, records} {
-			if c, ok := r.(io.Closer); ok {
-				c.Close()
-			}
-		}
-		return nil, err
-	}
-	if self, err := yarn.ParseContainerID(os.Getenv("CONTAINER_ID")); err == nil {
-		d.SetAttempt(strconv.Itoa(int(self.GetAppAttemptId().GetAttemptId())))
-		slog.Info("YARN AM attempt", "attempt", yarn.AttemptIDString(self.GetAppAttemptId()), "container", os.Getenv("CONTAINER_ID"))
-	}
-	return d, nil
-}
-
-// stagingRecords opens the application's staging directory for the records that let a
-// later AM attempt keep this attempt's TaskManagers; nil (containers are then replaced on
-// an AM restart) when there is none or it cannot be opened.
-func stagingRecords(usr string, log *slog.Logger) *yarn.StagingStore {
-	dir := os.Getenv(yarn.EnvStagingDir)
-	if dir == "" {
-		return nil
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	rec, err := yarn.OpenStagingStore(ctx, dir, usr)
-	if err != nil {
-		log.Error("the staging directory cannot keep TaskManagers across AM attempts", "dir", dir, "err", err)
-		return nil
-	}
-	return rec
 }
 
 // checkOutputsForYarn refuses a job whose file sink writes to a relative local path: in a
