@@ -47,6 +47,9 @@ type checkpointCoordinator struct {
 	allowNonRestored bool
 	// pins keep checkpoints being copied into savepoints from retention's deletes.
 	pins checkpointPins
+	// writers are, per triggered or failed checkpoint, the subtasks that may still write
+	// into its directory (see checkpoint_writers.go).
+	writers map[int64]*ckptWriters
 	// finalizing is the checkpoint whose _metadata is being written off the loop (0: none).
 	finalizing int64
 	// stopCtx ends the writes still running when the AM stops.
@@ -295,6 +298,7 @@ func (c *checkpointCoordinator) trigger(d *deployment) {
 		return
 	}
 	c.coord[id] = coord
+	c.expectWriters(id, d.attempt, d.placement)
 	c.am.view.setCheckpoints(c.co.Stats())
 	msg := &rpc.JobManagerMessage{Kind: &rpc.JobManagerMessage_TriggerCheckpoint{TriggerCheckpoint: &rpc.TriggerCheckpoint{
 		Attempt: int64(d.attempt), CheckpointId: id, TimestampMillis: now.UnixMilli()}}}
@@ -314,6 +318,7 @@ func (c *checkpointCoordinator) trigger(d *deployment) {
 }
 
 func (c *checkpointCoordinator) ack(attempt core.AttemptID, id core.CheckpointID, sub core.SubtaskID, handles []*rpc.StateHandle) {
+	c.writerDone(attempt, int64(id), sub)
 	hs := make([]checkpoint.StateHandle, 0, len(handles))
 	for _, h := range handles {
 		hs = append(hs, checkpoint.StateHandle{Name: h.GetName(), Size: h.GetSize()})
@@ -330,6 +335,7 @@ func (c *checkpointCoordinator) ack(attempt core.AttemptID, id core.CheckpointID
 
 // decline: a subtask could not take checkpoint id (its state write failed, say).
 func (c *checkpointCoordinator) decline(attempt core.AttemptID, id core.CheckpointID, sub core.SubtaskID, reason string) {
+	c.writerDone(attempt, int64(id), sub)
 	c.declined(attempt, id, sub, reason, true)
 }
 
@@ -362,7 +368,7 @@ func (c *checkpointCoordinator) failed(f checkpoint.Failed, tell, counted bool) 
 		"path", c.chkPath(f.ID), "reason", f.Reason,
 		"counted", counted, "consecutiveFailures", consecutive, "tolerable", c.tolerance.limit)
 	delete(c.coord, f.ID)
-	c.discard(f.ID)
+	c.aborted(f.ID)
 	c.am.view.setCheckpoints(c.co.Stats())
 	c.am.stateDirty = true
 	if tell {
@@ -419,6 +425,7 @@ func (c *checkpointCoordinator) finalized(done checkpoint.Completed, err error) 
 		return
 	}
 	c.tolerance.succeeded()
+	c.completedWriters(done.ID)
 	discard, err := c.co.Finalized(now, done.ID)
 	if err != nil {
 		c.log.Error("checkpoint bookkeeping", "checkpoint", done.ID, "err", err)
@@ -459,6 +466,11 @@ func (c *checkpointCoordinator) chkPath(id int64) string {
 	return c.store.st.URI() + "/" + checkpoint.ChkDir(c.store.jobID, id)
 }
 
+// discardRetry paces retries of a checkpoint deletion that failed or left the directory.
+var discardRetry = struct{ first, max time.Duration }{time.Second, 30 * time.Second}
+
+// discard deletes checkpoint id's directory in the background and retries until it is
+// gone (a failed delete, or a directory that is still there afterwards) or the AM stops.
 func (c *checkpointCoordinator) discard(id int64) {
 	if c.store == nil {
 		return
@@ -470,10 +482,22 @@ func (c *checkpointCoordinator) discard(id int64) {
 	c.bg.Add(1)
 	go func() {
 		defer c.bg.Done()
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
-		if err := c.store.remove(ctx, id); err != nil {
-			c.log.Warn("could not delete checkpoint", "checkpoint", id, "err", err)
+		backoff := discardRetry.first
+		for try := 1; ; try++ {
+			ctx, cancel := context.WithTimeout(c.stopCtx, time.Minute)
+			err := c.store.removeAll(ctx, id)
+			cancel()
+			if err == nil {
+				return
+			}
+			c.log.Warn("could not delete checkpoint; retrying", "checkpoint", id, "try", try, "retryIn", backoff, "err", err)
+			select {
+			case <-time.After(backoff):
+			case <-c.stopCtx.Done():
+				c.log.Warn("checkpoint left behind: the AM stopped before it could delete it", "checkpoint", id, "path", c.chkPath(id))
+				return
+			}
+			backoff = min(2*backoff, discardRetry.max)
 		}
 	}()
 }

@@ -113,3 +113,20 @@ func (s *checkpointStore) remove(ctx context.Context, id int64) error {
 	}
 	return nil
 }
+
+// removeAll deletes checkpoint id and checks that its directory is gone: a writer that
+// was still creating files can leave it (or bring it back) after the delete.
+func (s *checkpointStore) removeAll(ctx context.Context, id int64) error {
+	if err := s.remove(ctx, id); err != nil {
+		return err
+	}
+	dir := checkpoint.ChkDir(s.jobID, id)
+	_, err := s.st.Stat(ctx, dir)
+	switch {
+	case errors.Is(err, storage.ErrNotFound):
+		return nil
+	case err != nil:
+		return fmt.Errorf("check that checkpoint %d of job %s is gone: %w", id, s.jobID, err)
+	}
+	return fmt.Errorf("checkpoint %d of job %s: %s is still there after the delete", id, s.jobID, dir)
+}

@@ -58,6 +58,7 @@ func (a *AM) lose(id core.TaskManagerID, reason string) {
 	}
 	delete(a.sessions, id)
 	s.close(fmt.Errorf("TaskManager %s lost: %s", id, reason))
+	a.ckpt.writersGone(id)
 	a.log.Warn("TaskManager lost", "taskmanager", id, "node", s.node, "reason", reason)
 	a.view.taskManagerLeft(id)
 	a.step(core.TaskManagerLost{TaskManager: id, Reason: reason})
@@ -103,6 +104,9 @@ func (a *AM) taskState(s *session, u *rpc.TaskStateUpdate) {
 	attempt := core.AttemptID(u.GetAttempt())
 	st := core.TaskState(u.GetState())
 	sub := core.SubtaskID{Vertex: core.VertexID(u.GetVertex()), Index: int(u.GetIndex())}
+	if st == core.TaskFailed || st == core.TaskCanceled {
+		a.ckpt.writerStopped(attempt, sub) // of any attempt: it writes no checkpoint files any more
+	}
 	if d := a.deployment; d != nil && d.attempt == attempt {
 		d.states[sub] = st
 		if st == core.TaskFailed {
