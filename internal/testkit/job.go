@@ -1,17 +1,13 @@
 package testkit
 
-import "fmt"
+import (
+	"fmt"
 
-// JobDetails is GET /jobs/:id with the fields the tests read.
-type JobDetails struct {
-	JID      string `json:"jid"`
-	State    string `json:"state"`
-	Attempt  int64  `json:"attempt"`
-	Vertices []struct {
-		ID          string `json:"id"`
-		Parallelism int    `json:"parallelism"`
-	} `json:"vertices"`
-}
+	"github.com/tidestream/tide/api"
+)
+
+// JobDetails is GET /jobs/:id, in the public API's type.
+type JobDetails = api.JobDetails
 
 // RunningAt is nil when the job is RUNNING with every vertex at parallelism p, else why
 // it is not.

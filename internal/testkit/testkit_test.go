@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/tidestream/tide/api"
 )
 
 // recorder is a Fataler that records the failure instead of ending the test; Fatalf
@@ -56,12 +58,9 @@ func TestWaitFor(t *testing.T) {
 
 func TestRunningAt(t *testing.T) {
 	mk := func(state string, ps ...int) JobDetails {
-		d := JobDetails{JID: "j", State: state}
+		d := JobDetails{JobOverview: api.JobOverview{JID: "j", State: state}}
 		for i, p := range ps {
-			d.Vertices = append(d.Vertices, struct {
-				ID          string `json:"id"`
-				Parallelism int    `json:"parallelism"`
-			}{fmt.Sprintf("v%d", i), p})
+			d.Vertices = append(d.Vertices, api.JobVertex{ID: fmt.Sprintf("v%d", i), Parallelism: p})
 		}
 		return d
 	}
