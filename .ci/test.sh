@@ -53,11 +53,12 @@ if [ "${CI:-}" = true ] && ! command -v chromium >/dev/null; then
   apt-get install -y -qq chromium >/dev/null || { apt-get update -qq && apt-get install -y -qq chromium >/dev/null; }
 fi
 
-mkdir -p .cache
+# Files tests keep (t.ArtifactDir: the browser test's screenshots) go to .cache/test-output.
+mkdir -p .cache/test-output
 echo "==> building"
 "$GO" build ./...
 echo "==> go test $race_flag ./..."
-"$GO" test $race_flag -count=1 -timeout 25m ./... 2>&1 | tee .cache/test.log
+"$GO" test $race_flag -count=1 -timeout 25m -artifacts -outputdir "$PWD/.cache/test-output" ./... 2>&1 | tee .cache/test.log
 test_status=${PIPESTATUS[0]}
 # The chaos suite (fixed seeds) runs after the main tests, whatever they said, while the
 # Hadoop mini-cluster is still up: its YARN part needs it (and fails without it in CI).
