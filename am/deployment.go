@@ -91,10 +91,12 @@ func (a *AM) deploy(e core.Deploy) {
 	a.deployment = d
 	a.view.deployed(e, a.clock.Now())
 	a.ckpt.deployed(e.Attempt, e.RestoreFrom)
-	if err := a.src.reset(e.Attempt, parallelism, a.ckpt.coordinatorState(e.RestoreFrom)); err != nil {
-		a.log.Error("source coordinator failed; failing the job over", "attempt", e.Attempt, "err", err)
-		a.step(core.GlobalFailure{Error: err.Error()})
-		return
+	// A source coordinator that cannot start fails the job over once the attempt is
+	// deployed: the TaskManagers report its subtasks cancelled, so the failover completes.
+	srcErr := a.src.reset(e.Attempt, parallelism, a.ckpt.coordinatorState(e.RestoreFrom))
+	if srcErr != nil {
+		a.log.Error("source coordinator failed; failing the job over", "attempt", e.Attempt, "err", srcErr)
+		defer a.step(core.GlobalFailure{Error: srcErr.Error()})
 	}
 	a.log.Info("deploying attempt", "attempt", e.Attempt, "restoreFrom", e.RestoreFrom,
 		"parallelism", parallelism, "taskmanagers", len(perTM))

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strings"
 	"testing"
 
 	"github.com/tidestream/tide/examples"
@@ -37,6 +38,7 @@ func TestJobsAreRegisteredAndBuild(t *testing.T) {
 		{examples.CheckableCountName, []string{"--records", "10", "--output", dir}},
 		{examples.WordCountName, []string{"--input", dir}},
 		{examples.TopSpeedWindowingName, nil},
+		{examples.KafkaCountName, []string{"--brokers", "127.0.0.1:9092", "--input", "in", "--output", "out"}},
 	} {
 		build, ok := stream.Lookup(tc.name)
 		if !ok {
@@ -86,5 +88,26 @@ func TestTopSpeedTriggersEvery50Meters(t *testing.T) {
 	}
 	if fires != 2 {
 		t.Fatalf("%d firings over 120 m, want 2 (at 51 m and 102 m)", fires)
+	}
+}
+
+func TestKafkaCountBadArguments(t *testing.T) {
+	for name, tc := range map[string]struct {
+		args []string
+		want string
+	}{
+		"no brokers":    {[]string{"--input", "in", "--output", "out"}, "--brokers, --input and --output are required"},
+		"bad guarantee": {[]string{"--brokers", "b:1", "--input", "in", "--output", "out", "--guarantee", "twice"}, `guarantee "twice"`},
+		"bad timeout":   {[]string{"--brokers", "b:1", "--input", "in", "--output", "out", "--transaction-timeout", "10ms"}, "TransactionTimeout 10ms"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			job, err := examples.BuildKafkaCount(tc.args)
+			if err == nil {
+				_, err = job.Graph()
+			}
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("error %v, want one containing %q", err, tc.want)
+			}
+		})
 	}
 }

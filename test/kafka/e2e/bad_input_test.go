@@ -1,0 +1,81 @@
+package e2e
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tidestream/tide/examples"
+	"github.com/tidestream/tide/internal/testkit"
+	"github.com/tidestream/tide/standalone"
+	"github.com/tidestream/tide/test/kafka/kafkatest"
+)
+
+// TestKafkaCountBadInput: unreachable brokers and a missing topic fail the job (FAILED,
+// with the source's error as the cause); a transaction timeout shorter than the checkpoint
+// interval is refused before anything starts.
+func TestKafkaCountBadInput(t *testing.T) {
+	e := kafkatest.Require(t)
+	out := e.CreateTopic(t, 1)
+	missing := kafkatest.UniqueName(t)
+	failing := []struct {
+		name    string
+		brokers string
+		input   string
+		want    []string
+	}{
+		{"unreachable brokers", "127.0.0.1:1", out,
+			[]string{"job KafkaCount ended FAILED", `Kafka source "kafka-in"`, "on brokers 127.0.0.1:1", "connection refused"}},
+		{"missing topic", e.Bootstrap, missing,
+			[]string{"job KafkaCount ended FAILED", `Kafka source "kafka-in"`, fmt.Sprintf("topic %q does not exist", missing)}},
+	}
+	for _, tc := range failing {
+		t.Run(tc.name, func(t *testing.T) {
+			c := startLocal(t, standalone.LocalOptions{JobName: examples.KafkaCountName, TaskManagers: 1,
+				JobArgs: []string{"--brokers", tc.brokers, "--input", tc.input, "--output", out},
+				Dynamic: append(reactive(t.TempDir(), "1 s"), "restart-strategy.type=none")})
+			select {
+			case <-c.AMDone():
+			case <-time.After(testkit.WaitDeadline):
+				t.Fatal("the job did not fail")
+			}
+			err := c.AMErr()
+			if err == nil {
+				t.Fatal("the AM exited cleanly, want the job FAILED")
+			}
+			log := amLog(t, c)
+			for _, w := range tc.want {
+				if !strings.Contains(log, w) {
+					t.Errorf("the AM's log lacks %q (exit: %v)", w, err)
+				}
+			}
+		})
+	}
+
+	t.Run("transaction timeout below the checkpoint interval", func(t *testing.T) {
+		dir := t.TempDir()
+		outp, err := testkit.RunCommand(t.Context(), time.Minute, nil, tideBin, "jobmanager",
+			"-Dstate.checkpoints.dir=file://"+dir, "-Dexecution.checkpointing.interval=30 s",
+			"--job-classname", examples.KafkaCountName, "--",
+			"--brokers", e.Bootstrap, "--input", out, "--output", out, "--transaction-timeout", "10s")
+		if err == nil {
+			t.Fatalf("the job was accepted:\n%s", outp)
+		}
+		for _, w := range []string{"job KafkaCount not submitted", `Kafka sink "kafka-out"`,
+			"transaction timeout 10s is not longer than the checkpoint interval 30s"} {
+			if !strings.Contains(outp, w) {
+				t.Errorf("output lacks %q:\n%s", w, outp)
+			}
+		}
+	})
+}
+
+func amLog(t *testing.T, c *standalone.LocalCluster) string {
+	t.Helper()
+	b, err := readFile(c.LogDir() + "/jobmanager.log")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
