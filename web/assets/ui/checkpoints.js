@@ -22,14 +22,27 @@ function stat(label, value, sub) {
     h('div', {class: 'stat-sub', text: sub || ''}));
 }
 
+// niceCeil rounds v up to 1, 2, 2.5 or 5 times a power of ten, so that quarters of it are round.
+function niceCeil(v) {
+  const pow = Math.pow(10, Math.floor(Math.log10(v)));
+  return [1, 2, 2.5, 5, 10].map(m => m * pow).find(n => n >= v);
+}
+
+// niceBytes rounds v up the same way in the unit fmt.bytes shows it in.
+function niceBytes(v) {
+  let unit = 1;
+  while (v / unit >= 1024 && unit < Math.pow(1024, 4)) unit *= 1024;
+  return niceCeil(v / unit) * unit;
+}
+
 function chart(width, history) {
   const list = [...history].sort((a, b) => a.id - b.id);
   const W = Math.max(width, 480), H = 260, ML = 56, MR = 64, MT = 20, MB = 34;
   const pw = W - ML - MR, ph = H - MT - MB;
   const svg = s('svg', {viewBox: `0 0 ${W} ${H}`, width: W, height: H, class: 'ckpt-chart', role: 'img', 'aria-label': 'checkpoint durations and sizes'});
   if (!list.length) return svg;
-  const maxD = Math.max(1, ...list.map(c => c.end_to_end_duration));
-  const maxS = Math.max(1, ...list.map(c => c.state_size));
+  const maxD = niceCeil(Math.max(1, ...list.map(c => c.end_to_end_duration)));
+  const maxS = niceBytes(Math.max(1, ...list.map(c => c.state_size)));
   const bw = pw / list.length;
   const yD = d => MT + ph - d / maxD * ph, yS = v => MT + ph - v / maxS * ph;
   for (let i = 0; i <= 4; i++) {
@@ -86,7 +99,7 @@ export default {
     replace(tableBox, history.length ? table(['##', 'Status', '#Attempt', 'Triggered', '#Duration', '#State size', '#Acknowledged', 'Failure'],
       history.map(e => h('tr', {class: e.status === 'FAILED' ? 'failed' : null, dataset: {checkpoint: e.id}},
         h('td', {class: 'num', text: e.id}), h('td', {}, badge(e.status)), h('td', {class: 'num', text: e.attempt}),
-        h('td', {text: fmt.dateTime(e.trigger_timestamp)}), h('td', {class: 'num', text: fmt.duration(e.end_to_end_duration)}),
+        h('td', {class: 'nowrap', text: fmt.time(e.trigger_timestamp), title: fmt.dateTime(e.trigger_timestamp)}), h('td', {class: 'num', text: fmt.duration(e.end_to_end_duration)}),
         h('td', {class: 'num', text: fmt.bytes(e.state_size)}), h('td', {class: 'num', text: e.num_acknowledged_subtasks + ' / ' + e.num_subtasks}),
         h('td', {class: 'error-text', text: e.failure_message || ''})))) : empty('No checkpoint yet.'));
     replace(configBox, h('dl', {class: 'facts-list'},
