@@ -141,7 +141,7 @@ var (
 	// SlotIdleTimeout is how long an idle slot is kept before it is released.
 	SlotIdleTimeout = declare[time.Duration](Spec{
 		Key: "slot.idle.timeout", Default: "50 s",
-		Description: "Idle slots (for example after a scale-down) are released after this long.",
+		Description: "Idle slots (for example after a scale-down) are released after this long, with the TaskManager they belong to once it is idle, where the AM can start TaskManagers (YARN). Standalone TaskManagers are never ended by the AM: their idle slots are only marked free.",
 		Reloadable:  true,
 	}, durationType{})
 

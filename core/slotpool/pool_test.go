@@ -149,3 +149,41 @@ func TestHeartbeats(t *testing.T) {
 		t.Fatal("Remove bookkeeping wrong")
 	}
 }
+
+// TestKeepBlocked: with KeepBlocked a TaskManager on a blocked node registers, its slots
+// stay free but unusable while the node is blocked (freed ones too), nothing asks for its
+// release, and they are usable again once the block ends.
+func TestKeepBlocked(t *testing.T) {
+	blocked := blockedSet{"n2": true}
+	p := New(blocked.fn())
+	p.KeepBlocked = true
+	now := time.Unix(0, 0)
+	if err := p.Register(now, "tm1", "n1", 2); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Register(now, "tm2", "n2", 2); err != nil {
+		t.Fatalf("register on a blocked node with KeepBlocked: %v", err)
+	}
+	if usable, free := p.Counts(); usable != 2 || free != 2 {
+		t.Fatalf("counts with n2 blocked = %d usable, %d free; want 2, 2", usable, free)
+	}
+	if got := p.FreeSlots(nil); len(got) != 1 || got[0].ID != "tm1" {
+		t.Fatalf("free slots with n2 blocked = %+v, want tm1's only", got)
+	}
+	delete(blocked, "n2")
+	if err := p.Reserve(ref("tm2", 0)); err != nil {
+		t.Fatal(err)
+	}
+	blocked["n2"] = true
+	if idle, busy := p.ReleaseBlocked("n2"); len(idle) != 0 || len(busy) != 1 {
+		t.Fatalf("ReleaseBlocked = idle %v busy %v, want tm2 busy", idle, busy)
+	}
+	release, err := p.Free(now, ref("tm2", 0))
+	if err != nil || release {
+		t.Fatalf("Free on a blocked node with KeepBlocked = %v, %v; want the slot kept, no release", release, err)
+	}
+	delete(blocked, "n2")
+	if usable, free := p.Counts(); usable != 4 || free != 4 {
+		t.Fatalf("counts after the block = %d usable, %d free; want 4, 4", usable, free)
+	}
+}
