@@ -45,6 +45,9 @@ if command -v java >/dev/null && command -v mvn >/dev/null; then
   fi
   section "YARN: tide run to RUNNING, container allocation to TaskManager registered, next to the AM heartbeat"
   test/e2e/bench_yarn.sh | tee "$out/yarn.txt"
+  section "Kafka: KafkaCount (Kafka -> keyBy -> Kafka, p=2) exactly-once and at-least-once, next to the broker's own producer/consumer on the same topic"
+  make --no-print-directory kafka-up >/dev/null
+  TIDE_REQUIRE_KAFKA=1 go test -run '^$' -bench KafkaCount -benchtime 1x ./test/kafka/e2e/ | tee "$out/kafka.txt"
 else
   section "HDFS and YARN benchmarks skipped: no Java/Maven on this machine"
 fi
