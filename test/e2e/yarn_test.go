@@ -424,6 +424,7 @@ func TestYARNPerJob(t *testing.T) {
 	t.Logf("%s RUNNING; AM at %s", r.app, r.track)
 	jid := r.jobID(t)
 	tms := waitYarnRunning(t, r.track, jid, 2, nil)
+	checkPageThroughYARNProxy(t, env, r.app, jid)
 	for _, tm := range tms {
 		if !strings.HasPrefix(tm.ID, "tm-1-") || !strings.Contains(strings.Join(env.NodeManagers, ","), tm.Node) {
 			t.Fatalf("TaskManager %+v: want a driver-started id on a NodeManager of %v", tm, env.NodeManagers)
