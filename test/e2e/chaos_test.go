@@ -213,6 +213,9 @@ func (r *localChaos) evacuate(step int, a chaos.Action) {
 // journal says so.
 func (r *localChaos) killMidCheckpoint(tm string) {
 	r.t.Helper()
+	if !settle(r.t, r.j, restOf(r.c), r.job, r.out) {
+		return
+	}
 	var before testkit.CheckpointStats
 	if err := rest(r.c, "/jobs/"+r.job+"/checkpoints", &before); err != nil {
 		r.t.Fatal(err)
@@ -237,6 +240,38 @@ func (r *localChaos) killMidCheckpoint(tm string) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	r.signal(tm, syscall.SIGKILL)
+}
+
+// settle waits until the job runs and has completed a checkpoint in its current attempt, so
+// that a TaskManager frozen next holds up a checkpoint rather than a deployment (the
+// coordinator triggers none until every task runs). False when the final output began
+// first: the kill is then left to the final phase.
+func settle(t *testing.T, j *chaos.Journal, get testkit.Getter, job, out string) bool {
+	t.Helper()
+	final := false
+	testkit.WaitFor(t, "the job RUNNING with a checkpoint of its current attempt", func() (bool, error) {
+		if finalBegun(out, chaos.FinalEarly) {
+			final = true
+			return true, nil
+		}
+		var d testkit.JobDetails
+		if err := get("/jobs/"+job, &d); err != nil {
+			return false, err
+		}
+		var s testkit.CheckpointStats
+		if err := get("/jobs/"+job+"/checkpoints", &s); err != nil {
+			return false, err
+		}
+		if d.State != "RUNNING" || s.Latest.Completed == nil || s.Latest.Completed.Attempt < d.Attempt {
+			return false, fmt.Errorf("job %s in attempt %d; latest completed checkpoint %+v", d.State, d.Attempt, s.Latest.Completed)
+		}
+		j.Printf("job RUNNING in attempt %d, checkpoint %d completed in it", d.Attempt, s.Latest.Completed.ID)
+		return true, nil
+	})
+	if final {
+		j.Printf("the final output has begun: no kill mid-checkpoint now")
+	}
+	return !final
 }
 
 // inProgressAfter is the id of a checkpoint in progress that is newer than before's

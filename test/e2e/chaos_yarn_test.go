@@ -223,6 +223,9 @@ func (r *yarnChaos) unblock() {
 // killMidCheckpoint is localChaos.killMidCheckpoint for a TaskManager container.
 func (r *yarnChaos) killMidCheckpoint(id string) {
 	r.t.Helper()
+	if !settle(r.t, r.j, testkit.RESTGetter(r.track), r.job, r.out) {
+		return
+	}
 	before, err := r.checkpoints()
 	if err != nil {
 		r.j.Printf("reading checkpoints: %v", err)
