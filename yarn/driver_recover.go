@@ -37,8 +37,8 @@ func (d *Driver) namePrevious(ctx context.Context, cs []*yarnpb.ContainerProto) 
 	return out
 }
 
-// adopt takes in the named containers of a previous attempt as launched workers and
-// releases the others (mu held). It returns the adopted workers.
+// adopt takes in the named containers of a previous attempt on unblocked nodes as
+// launched workers and releases the others (mu held). It returns the adopted workers.
 func (d *Driver) adopt(prev []previousContainer) []drivers.Worker {
 	var out []drivers.Worker
 	now := time.Now()
@@ -51,6 +51,13 @@ func (d *Driver) adopt(prev []previousContainer) []drivers.Worker {
 		}
 		node := d.cfg.NodeIDs.NodeID(p.c.GetNodeId())
 		d.nodes[NodeIDString(p.c.GetNodeId())] = true
+		if d.blocked(node) {
+			// The blocklist restored from the previous attempt keeps its TaskManager out:
+			// admitting it would fail, and its container's end would count as a failed launch.
+			d.log.Info("releasing a container of a previous attempt on a blocked node", "container", cid, "taskmanager", p.tm, "node", node)
+			d.releases = append(d.releases, p.c.GetId())
+			continue
+		}
 		w := &worker{id: p.tm, state: stateLaunched, container: p.c, node: node, adopted: true, adoptedAt: now}
 		d.workers[w.id] = w
 		d.containers[cid] = w

@@ -122,6 +122,38 @@ func TestDriverAdoptsPreviousContainers(t *testing.T) {
 	}
 }
 
+// TestDriverReleasesPreviousContainersOnBlockedNodes: a container kept from attempt 1 on a
+// node the restored blocklist blocks is released at once instead of adopted, so its
+// TaskManager is not refused at registration and its container's end is no failed launch;
+// the one on an unblocked node is adopted.
+func TestDriverReleasesPreviousContainersOnBlockedNodes(t *testing.T) {
+	ctx := ctxT(t)
+	f := newFakeRM()
+	d, _, _ := newRecoveringDriver(t, f,
+		[]*yarnpb.ContainerProto{prevContainer("n1", 2), prevContainer("n2", 3)},
+		map[int64]core.TaskManagerID{2: "tm-1-1", 3: "tm-1-2"}, time.Hour)
+	blocked := func(n core.NodeID) bool { return n == "n1" }
+	got, err := d.Start(ctx, drivertest.NewRecorder(), blocked)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = d.Close(context.Background()) })
+	if want := []drivers.Worker{{ID: "tm-1-2", Node: "n2"}}; !slices.Equal(got, want) {
+		t.Fatalf("recovered %v, want only %v", got, want)
+	}
+	onBlocked := ContainerIDString(prevContainer("n1", 2).GetId())
+	if err := f.await(ctx, "release of the container on the blocked node", func() bool { return f.released[onBlocked] }); err != nil {
+		t.Fatal(err)
+	}
+	id, err := d.RequestWorker(ctx, drivers.WorkerSpec{})
+	if err != nil || id != "tm-1-2" {
+		t.Fatalf("first request served by %q, %v; want the adopted tm-1-2", id, err)
+	}
+	if err := d.Admit(ctx, drivers.Worker{ID: "tm-1-1", Node: "n1"}); err == nil {
+		t.Fatal("the TaskManager on the blocked node was admitted")
+	}
+}
+
 // TestDriverReplacesSilentAdopted: an adopted container whose TaskManager does not
 // register in time is released; a request counting on it gets a new container, one no
 // request counts on is just dropped, and the late TaskManager is refused.
