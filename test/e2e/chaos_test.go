@@ -64,7 +64,8 @@ func runLocalChaos(t *testing.T, seed uint64) {
 	})
 	out := t.TempDir()
 	args := []string{"--records", "100000", "--keys", "11", "--rate", "1500", "--output", out}
-	c := startCluster(t, examples.CheckableCountName, args, localChaosSpec.Initial, reactive(t.TempDir(), "200 ms"))
+	ckpt := t.TempDir()
+	c := startCluster(t, examples.CheckableCountName, args, localChaosSpec.Initial, reactive(ckpt, "200 ms"))
 	j.Printf("cluster: AM REST %s, logs %s, job args %q", c.RESTAddress(), c.LogDir(), args)
 	keepLogs(t, j, c.LogDir(), seed)
 	id := jobID(t, c)
@@ -95,6 +96,8 @@ func runLocalChaos(t *testing.T, seed uint64) {
 	if left := hiddenFiles(out); len(left) > 0 {
 		j.Printf("leftover files in the output directory after the job: %v", left)
 	}
+	// For the record (state.checkpoints.num-retained keeps one): what the job left behind.
+	j.Printf("checkpoint directory after the job: %v", dirNames(filepath.Join(ckpt, id)))
 }
 
 type localChaos struct {
