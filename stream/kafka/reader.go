@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"time"
 
@@ -186,15 +187,16 @@ func (r *reader[T]) ReaderWatermark() int64 {
 	return r.wms.current(time.Now())
 }
 
-// Lag is each owned partition's consumer lag (high watermark minus next offset) as of the
-// last fetch, by split id ("<topic>-<partition>").
-func (r *reader[T]) Lag() map[string]int64 {
+// SplitLag is each owned partition's consumer lag (high watermark minus next offset) as of
+// its last fetch (stream.SplitLagReporter: the TaskManager reports it as a task metric).
+func (r *reader[T]) SplitLag() []stream.SplitLag {
 	r.lagMu.Lock()
 	defer r.lagMu.Unlock()
-	out := make(map[string]int64, len(r.lag))
+	out := make([]stream.SplitLag, 0, len(r.lag))
 	for tp, l := range r.lag {
-		out[splitID(tp.Topic, tp.Partition)] = l
+		out = append(out, stream.SplitLag{Split: splitID(tp.Topic, tp.Partition), Records: l})
 	}
+	slices.SortFunc(out, func(a, b stream.SplitLag) int { return stream.CompareIDs(a.Split, b.Split) })
 	return out
 }
 

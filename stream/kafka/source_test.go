@@ -163,6 +163,23 @@ func TestSourceReadsDiscoversAndRestores(t *testing.T) {
 	src := splitSourceOf(testSource(e, topic))
 	rig := startRig(t, src, 2, nil, nil)
 	rig.waitAll(first)
+	// Lag per split: every partition read to its end.
+	waitFor(t, "lag 0 on all 3 partitions", func() bool {
+		rig.step()
+		var lags []stream.SplitLag
+		for _, rd := range rig.readers {
+			lags = append(lags, rd.(stream.SplitLagReporter).SplitLag()...)
+		}
+		if len(lags) != 3 {
+			return false
+		}
+		for _, l := range lags {
+			if l.Records != 0 {
+				return false
+			}
+		}
+		return true
+	})
 	for i, c := range rig.outs {
 		for j, ts := range c.ts {
 			if ts < base.UnixMilli() || ts >= base.UnixMilli()+300 {
