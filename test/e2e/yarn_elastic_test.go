@@ -131,3 +131,42 @@ func TestYARNAMFailoverDeploysOnce(t *testing.T) {
 			got, rescaleTriggers(t, testkit.RESTGetter(track2), jid))
 	}
 }
+
+// TestYARNEvacuateDoesNotIdle: with the default 1 s window, a replacement container that
+// takes longer than that to start (seconds on a loaded machine) misses the redeployment;
+// the job then runs below what it asked for only until the replacement registers: the
+// cooldown (10 min here, so it could not go unnoticed) does not hold it there, because the
+// redeployment had to go without workers on their way. At most two redeployments.
+func TestYARNEvacuateDoesNotIdle(t *testing.T) {
+	env := hadooptest.RequireYARN(t)
+	if len(env.NodeManagers) != 2 {
+		t.Fatalf("want 2 NodeManagers, the cluster has %v", env.NodeManagers)
+	}
+	jobArgs := []string{"--records", "400000", "--keys", "7", "--rate", "4000", "--output", t.TempDir()}
+	r := startYarnRun(t, env, []string{
+		"-Dslotmanager.number-of-slots.max=3",
+		"-Djobmanager.adaptive-scheduler.executing.cooldown-after-rescaling=10 min",
+	}, jobArgs)
+	jid := r.jobID(t)
+	tms := waitYarnRunning(t, r.track, jid, 3, nil)
+	before := jobAttempt(t, r.track, jid)
+	node := tms[0].Node
+	gone := map[string]bool{}
+	for _, tm := range tms {
+		if tm.Node == node {
+			gone[tm.ID] = true
+		}
+	}
+	start := time.Now()
+	if err := sendJSON(http.MethodPut, r.track+"/blocklist/nodes/"+node,
+		`{"action":"MARK_BLOCKED_AND_EVACUATE_TASKS","cause":"e2e evacuation"}`, http.StatusCreated); err != nil {
+		t.Fatal(err)
+	}
+	waitYarnRunning(t, r.track, jid, 3, gone)
+	got := jobAttempt(t, r.track, jid)
+	if got-before < 1 || got-before > 2 {
+		t.Fatalf("attempt %d -> %d, want one or two redeployments; rescales %v", before, got, rescaleTriggers(t, testkit.RESTGetter(r.track), jid))
+	}
+	t.Logf("evacuated %s with the default window: %d redeployment(s), RUNNING at p=3 %s after the block; rescales %v",
+		node, got-before, time.Since(start).Round(time.Millisecond), rescaleTriggers(t, testkit.RESTGetter(r.track), jid))
+}
