@@ -39,6 +39,7 @@ func TestWebPageInBrowser(t *testing.T) {
 	b.wait("the running job in the header", `document.getElementById('job-state').textContent === 'RUNNING' &&
 		document.getElementById('job-name').textContent === 'TopSpeedWindowing'`)
 	b.wait("vertex cars at parallelism 1", `(document.querySelector('tr[data-vertex="cars"] td.big') || {}).textContent === '1'`)
+	b.wait("the records per second of cars (task metrics)", `/^[0-9.]+k?\/s$/.test(document.querySelector('tr[data-vertex="cars"] td.out-rate').textContent)`)
 	b.screenshot("overview.png")
 
 	b.tab("rescales")
@@ -112,7 +113,7 @@ func TestWebPageInBrowser(t *testing.T) {
 	}
 
 	for _, tab := range []struct{ id, ready string }{
-		{"graph", `document.querySelectorAll('svg.graph g.vertex').length === 2`},
+		{"graph", `document.querySelectorAll('svg.graph g.vertex').length === 2 && document.querySelector('svg.graph text.edge-rate') !== null`},
 		{"checkpoints", `document.querySelectorAll('tr[data-checkpoint]').length > 0`},
 		{"exceptions", `document.querySelector('#page .card') !== null`},
 		{"config", `document.querySelector('tr[data-key="rest.auth.token"]') !== null`},

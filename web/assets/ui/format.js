@@ -43,6 +43,7 @@ export function rate(perSecond) {
   if (perSecond === undefined || perSecond === null || !isFinite(perSecond)) return '—';
   if (perSecond >= 1e6) return (perSecond / 1e6).toFixed(1) + 'M/s';
   if (perSecond >= 1e4) return (perSecond / 1e3).toFixed(1) + 'k/s';
+  if (perSecond === 0) return '0/s';
   return (perSecond < 10 ? perSecond.toFixed(1) : Math.round(perSecond)) + '/s';
 }
 

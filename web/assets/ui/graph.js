@@ -2,13 +2,12 @@
 // with its parallelism, bounds and state.
 import {get, jobPath} from './api.js';
 import {h, s, replace, card, hover} from './dom.js';
-import * as fmt from './format.js';
-import {rates} from './rates.js';
+import {vertexMetrics, inRate, outRate, busy, backPressure, backPressureLevel} from './metrics.js';
 
 let box;
 let lastKey = '';
 
-const W = 240, H = 96, GX = 90, GY = 28, M = 24;
+const W = 250, H = 114, GX = 90, GY = 28, M = 24;
 
 // layers assigns each node the length of the longest path from a source.
 function layers(nodes) {
@@ -31,7 +30,7 @@ function clip(text, max) {
   return text.length > max ? text.slice(0, max - 1) + '…' : text;
 }
 
-function draw(plan, job, req, perSecond) {
+function draw(plan, job, req, metrics) {
   const nodes = plan.nodes;
   const depth = layers(nodes);
   const cols = [];
@@ -55,25 +54,31 @@ function draw(plan, job, req, perSecond) {
       if (!a) continue;
       const x1 = a.x + W, y1 = a.y + H / 2, x2 = b.x - 2, y2 = b.y + H / 2, mx = (x1 + x2) / 2;
       svg.append(s('path', {d: `M${x1},${y1} C${mx},${y1} ${mx},${y2} ${x2},${y2}`, class: 'edge', 'marker-end': 'url(#arrow)'}));
+      const from = metrics.get(i.id);
       svg.append(s('text', {x: mx, y: (y1 + y2) / 2 - 7, class: 'edge-label', 'text-anchor': 'middle', text: i.ship_strategy}));
+      if (from) svg.append(s('text', {x: mx, y: (y1 + y2) / 2 + 16, class: 'edge-rate', 'text-anchor': 'middle', text: outRate(from)}));
     }
   }
   for (const n of nodes) {
     const p = pos.get(n.id);
     const b = req[n.id] && req[n.id].parallelism;
     const st = status.get(n.id) || 'CREATED';
+    const m = metrics.get(n.id);
     const g = s('g', {transform: `translate(${p.x},${p.y})`, class: 'vertex', dataset: {vertex: n.id}},
       s('rect', {width: W, height: H, rx: 10, class: 'vertex-box'}),
       s('rect', {width: 6, height: H, rx: 3, class: 'vertex-side state-fill-' + st.toLowerCase()}),
       s('text', {x: 18, y: 26, class: 'vertex-name', text: clip(n.operator || n.id, 22)}),
       s('text', {x: W - 14, y: 26, class: 'vertex-par', 'text-anchor': 'end', text: '×' + n.parallelism}),
       s('text', {x: 18, y: 50, class: 'vertex-line', text: 'parallelism ' + n.parallelism + ' of max ' + n.maxParallelism}),
-      s('text', {x: 18, y: 68, class: 'vertex-line', text: 'bounds ' + (b ? b.lowerBound + ' – ' + b.upperBound : '—') +
-        (perSecond.has(n.id) ? ' · ' + fmt.rate(perSecond.get(n.id)) : '')}),
-      s('text', {x: 18, y: 86, class: 'vertex-line muted', text: st.toLowerCase() + ' · ' + clip(n.id, 22)}));
+      s('text', {x: 18, y: 68, class: 'vertex-line', text: 'bounds ' + (b ? b.lowerBound + ' – ' + b.upperBound : '—')}),
+      s('text', {x: 18, y: 86, class: 'vertex-line', text: m ? 'in ' + inRate(m) + ' · out ' + outRate(m) : 'no task metrics yet'}),
+      s('text', {x: 18, y: 104, class: 'vertex-line muted', text: m ? 'busy ' + busy(m) + ' · back-pressure ' + backPressure(m) : st.toLowerCase()}),
+      m ? s('rect', {x: W - 16, y: H - 18, width: 8, height: 8, rx: 4, class: 'bp-dot bp-' + backPressureLevel(m['max-backpressured-time-ms-per-second'])}) : null);
     hover(g, () => [h('b', {text: n.operator}), h('div', {text: 'id ' + n.id}), h('div', {text: 'state ' + st}),
       h('div', {text: 'parallelism ' + n.parallelism + ', max ' + n.maxParallelism}),
       h('div', {text: 'bounds ' + (b ? b.lowerBound + ' – ' + b.upperBound : '—')}),
+      m ? h('div', {text: 'records in ' + inRate(m) + ', out ' + outRate(m) + ' (' + m['subtasks-reporting'] + ' subtasks reporting)'}) : null,
+      m ? h('div', {text: 'busiest subtask busy ' + busy(m) + ', back-pressured ' + backPressure(m)}) : null,
       (n.inputs || []).map(i => h('div', {text: 'input ' + i.id + ' (' + i.ship_strategy + ')'}))]);
     svg.append(g);
   }
@@ -89,11 +94,10 @@ export default {
     root.append(card('Job graph', h('p', {class: 'hint', text: 'Vertices left to right in data-flow order; edges show how records are shipped (HASH: by key, FORWARD: to the same subtask, REBALANCE: round robin).'}), box));
   },
   async refresh(ctx) {
-    const [plan, req] = await Promise.all([get(jobPath(ctx.jid, '/plan')), get(jobPath(ctx.jid, '/resource-requirements'))]);
-    const perSecond = rates(ctx.job);
-    const key = JSON.stringify([plan, req, ctx.job.vertices.map(v => v.status), [...perSecond]]);
+    const [plan, req, metrics] = await Promise.all([get(jobPath(ctx.jid, '/plan')), get(jobPath(ctx.jid, '/resource-requirements')), vertexMetrics(ctx)]);
+    const key = JSON.stringify([plan, req, ctx.job.vertices.map(v => v.status), [...metrics]]);
     if (key === lastKey) return;
     lastKey = key;
-    replace(box, draw(plan.plan, ctx.job, req, perSecond));
+    replace(box, draw(plan.plan, ctx.job, req, metrics));
   },
 };

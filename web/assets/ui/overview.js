@@ -3,7 +3,7 @@
 import {get, jobPath} from './api.js';
 import {h, replace, card, table, badge} from './dom.js';
 import * as fmt from './format.js';
-import {rates} from './rates.js';
+import {vertexMetrics, inRate, outRate, busy, backPressure, backPressureLevel} from './metrics.js';
 
 let el = {};
 
@@ -30,8 +30,8 @@ export default {
   },
   async refresh(ctx) {
     const job = ctx.job;
-    const [ov, ck, req, rs] = await Promise.all([get('overview'), get(jobPath(ctx.jid, '/checkpoints')),
-      get(jobPath(ctx.jid, '/resource-requirements')), get(jobPath(ctx.jid, '/rescales'))]);
+    const [ov, ck, req, rs, metrics] = await Promise.all([get('overview'), get(jobPath(ctx.jid, '/checkpoints')),
+      get(jobPath(ctx.jid, '/resource-requirements')), get(jobPath(ctx.jid, '/rescales')), vertexMetrics(ctx)]);
     const running = job.timestamps && job.timestamps.RUNNING;
     set('ov-state', badge(job.state), 'attempt ' + job.attempt + ' · started ' + fmt.dateTime(job['start-time']));
     set('ov-uptime', job.state === 'RUNNING' && running ? fmt.duration(job.now - running) : '—',
@@ -52,8 +52,8 @@ export default {
     set('ov-rescales', String(hist.filter(r => r.outcome === 'COMPLETED' && r.trigger !== 'INITIAL_SCHEDULE').length),
       lastRescale ? (rs.current ? 'in progress: ' : 'last: ') + fmt.trigger(lastRescale.trigger) + ' ' + fmt.ago(ctx.now() - lastRescale.start) : '');
 
-    const perSecond = rates(job);
     const rows = job.vertices.map(v => {
+      const m = metrics.get(v.id);
       const b = req[v.id] && req[v.id].parallelism;
       const tasks = Object.entries(v.tasks || {}).filter(([, n]) => n > 0).map(([st, n]) => n + ' ' + st.toLowerCase()).join(', ');
       return h('tr', {dataset: {vertex: v.id}},
@@ -62,10 +62,13 @@ export default {
         h('td', {class: 'num big', text: v.parallelism}),
         h('td', {class: 'num', text: b ? b.lowerBound + ' – ' + b.upperBound : '—'}),
         h('td', {class: 'num', text: v.maxParallelism}),
-        h('td', {class: 'num', text: perSecond.has(v.id) ? fmt.rate(perSecond.get(v.id)) : '—',
-          title: perSecond.size ? 'records written per second, between the last two refreshes' : 'this AM reports no record counts yet'}),
+        h('td', {class: 'num in-rate', text: inRate(m), title: 'records read per second, all subtasks'}),
+        h('td', {class: 'num out-rate', text: outRate(m), title: 'records written per second, all subtasks'}),
+        h('td', {class: 'num', text: busy(m), title: 'busy time of the busiest subtask'}),
+        h('td', {class: 'num'}, m ? h('span', {class: 'bp bp-' + backPressureLevel(m['max-backpressured-time-ms-per-second']), text: backPressure(m)}) : '—'),
         h('td', {class: 'muted', text: tasks || '—'}));
     });
-    replace(el.vertices, table(['Vertex', 'Status', '#Parallelism', '#Bounds', '#Max', '#Records/s', 'Subtasks'], rows, {class: 'vertices'}));
+    replace(el.vertices, table(['Vertex', 'Status', '#Parallelism', '#Bounds', '#Max', '#In/s', '#Out/s', '#Busy', '#Back-pressure', 'Subtasks'], rows, {class: 'vertices'}),
+      metrics.size ? null : h('p', {class: 'hint', text: 'Rates appear once the TaskManagers have sent their first task metrics (every second).'}));
   },
 };
