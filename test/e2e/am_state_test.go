@@ -223,21 +223,24 @@ func TestAMStateSurvivesStandaloneAMKill(t *testing.T) {
 	}
 }
 
-// On YARN, the AM SIGKILLed: attempt 2 shows the operator's block, the rescale history,
-// the checkpoint counters and the start time of attempt 1 (persisted on HDFS beside the
-// checkpoints).
+// On YARN, the AM SIGKILLed: attempt 2 shows the operator's block, the rescale and
+// exception histories, the checkpoint counters and the start time of attempt 1 (persisted
+// on HDFS beside the checkpoints).
 func TestAMStateSurvivesYARNAMKill(t *testing.T) {
 	env := requireYARNAttempts(t)
 	out := t.TempDir()
 	jobArgs := []string{"--records", "100000000", "--keys", "7", "--rate", "2000", "--output", out}
 	r := startYarnRun(t, env, []string{"-Dyarn.application-attempts=2"}, jobArgs)
 	jid := r.jobID(t)
-	waitYarnRunning(t, r.track, jid, 2, nil)
-	procs := containerProcesses(r.app, 1, "taskmanager")
+	tms := waitYarnRunning(t, r.track, jid, 2, nil)
 	blockFor30m(t, r.track, "node-outside-the-cluster")
+	// A TaskManager killed: an exception and rescales; YARN gives a replacement.
+	killTaskManager(t, tms[1].ID)
+	waitYarnRunning(t, r.track, jid, 2, map[string]bool{tms[1].ID: true})
 	before := waitStable(t, testkit.RESTGetter(r.track), jid, func(v amStateView) bool {
-		return len(v.Blocked) == 1 && len(v.Rescales) >= 1 && v.Completed >= 3
+		return len(v.Blocked) == 1 && len(v.Rescales) >= 2 && len(v.Exceptions) >= 1 && v.Completed >= 3
 	})
+	procs := containerProcesses(r.app, 1, "taskmanager")
 	waitContainersReported(t, yarnSite(t, env), procs)
 	killAM(t, r.app)
 	track2 := waitAttempt2(t, env, r.app, r.track)
