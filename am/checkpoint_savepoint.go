@@ -41,32 +41,22 @@ func (sp *savepoint) resolve(name string) string {
 	return path.Join(sp.dir, name)
 }
 
-// splitSavepointPath turns what a user passes to --fromSavepoint (hdfs://…, file://… or an
-// absolute path; the directory or its _metadata file) into a storage root and the
-// savepoint's directory under it.
+// splitSavepointPath turns what a user passes to --fromSavepoint (an absolute path, taken
+// literally, or a file:// or hdfs:// URI, percent-encoded; the directory or its _metadata
+// file) into a storage root URI and the savepoint's directory under it.
 func splitSavepointPath(p string) (storageURI, dir string, err error) {
-	raw := p
-	if !strings.Contains(p, "://") {
-		if !strings.HasPrefix(p, "/") {
-			return "", "", fmt.Errorf("%w %q: expected an absolute path or a URI such as hdfs://namenode:8020/savepoints/savepoint-…", errBadSavepoint, raw)
-		}
-		p = "file://" + p
-	}
-	u, err := url.Parse(p)
+	u, err := parseSavepointLocation(p)
 	if err != nil {
-		return "", "", fmt.Errorf("%w %q: %w", errBadSavepoint, raw, err)
+		return "", "", fmt.Errorf("%w: %w", errBadSavepoint, err)
 	}
-	if u.Scheme == "" || u.Opaque != "" {
-		return "", "", fmt.Errorf("%w %q: expected an absolute path or a URI such as hdfs://namenode:8020/savepoints/savepoint-…", errBadSavepoint, raw)
-	}
-	clean := path.Clean("/" + u.Path)
+	clean := u.Path
 	if path.Base(clean) == checkpoint.MetadataFile {
 		clean = path.Dir(clean)
 	}
 	if clean == "/" {
-		return "", "", fmt.Errorf("%w %q: expected the savepoint's directory, not the root", errBadSavepoint, raw)
+		return "", "", fmt.Errorf("%w %q: expected the savepoint's directory, not the root", errBadSavepoint, p)
 	}
-	u.Path, u.RawPath = path.Dir(clean), ""
+	u.Path = path.Dir(clean)
 	return u.String(), path.Base(clean), nil
 }
 
@@ -80,9 +70,13 @@ func loadSavepoint(ctx context.Context, location string, graph *jobgraph.JobGrap
 	if err != nil {
 		return nil, nil, err
 	}
-	if local, ok := strings.CutPrefix(storageURI, "file://"); ok {
+	root, err := url.Parse(storageURI)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%w %s: %w", errBadSavepoint, location, err)
+	}
+	if root.Scheme == "file" {
 		// Opening a file:// storage creates its root: refuse a parent that is not there.
-		if _, err := os.Stat(local); err != nil {
+		if _, err := os.Stat(root.Path); err != nil {
 			return nil, nil, fmt.Errorf("%w %s: %w", errBadSavepoint, location, err)
 		}
 	}
@@ -91,7 +85,9 @@ func loadSavepoint(ctx context.Context, location string, graph *jobgraph.JobGrap
 		return nil, nil, fmt.Errorf("savepoint %s: open its storage %s: %w", location, storageURI, err)
 	}
 	defer st.Close()
-	sp := &savepoint{location: strings.TrimSuffix(st.URI(), "/") + "/" + dir, storageURI: st.URI(), dir: dir}
+	spURI := *root
+	spURI.Path = path.Join(root.Path, dir)
+	sp := &savepoint{location: spURI.String(), storageURI: st.URI(), dir: dir}
 	if _, err := st.Stat(ctx, dir); errors.Is(err, storage.ErrNotFound) {
 		return nil, nil, fmt.Errorf("%w %s: no such directory", errBadSavepoint, sp.location)
 	} else if err != nil {

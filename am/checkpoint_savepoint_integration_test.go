@@ -64,12 +64,12 @@ func (c *cluster) waitRestoredFrom(t *testing.T, p int, after int64, id int64, p
 func TestSavepointRestoreUntilFirstOwnCheckpoint(t *testing.T) {
 	out := t.TempDir()
 	args := []string{"--records", "120000", "--keys", "7", "--rate", "4000", "--output", out}
+	spDir := t.TempDir()
 	first := startCluster(t, clusterOptions{job: examples.CheckableCountName, args: args, ckptDir: t.TempDir(), interval: 100 * time.Millisecond,
-		noCheckpointConf: true, retained: 1})
+		noCheckpointConf: true, retained: 1, dynamic: []string{"state.savepoints.dir=file://" + spDir}})
 	first.addTM("tm-1", 1)
 	first.addTM("tm-2", 1)
 	first.waitRunningAt(t, 2)
-	spDir := t.TempDir()
 	var trig struct {
 		RequestID string `json:"request-id"`
 	}

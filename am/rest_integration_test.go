@@ -69,9 +69,10 @@ func (c *cluster) waitOperation(t *testing.T, path string) operationStatus {
 // resource-requirements rescales it, the rescale shows in the history, the plan and the
 // metrics; a checkpoint and a savepoint are triggered and polled; stop ends the job.
 func TestRESTOperateRunningJob(t *testing.T) {
+	spDir := t.TempDir()
 	c := startCluster(t, clusterOptions{job: examples.CheckableCountName, adaptive: true, retained: 3,
 		args:    []string{"--records", "100000000", "--rate", "500", "--parallelism", "1", "--output", t.TempDir()},
-		ckptDir: t.TempDir(), interval: 200 * time.Millisecond})
+		ckptDir: t.TempDir(), interval: 200 * time.Millisecond, dynamic: []string{"state.savepoints.allowed-dirs=" + spDir}})
 	c.addTM("tm-a", 2)
 	c.addTM("tm-b", 2)
 	c.waitRunningAt(t, 1)
@@ -187,7 +188,6 @@ func TestRESTOperateRunningJob(t *testing.T) {
 		t.Errorf("GET %s = %d %+v", detailsPath, code, details)
 	}
 
-	spDir := t.TempDir()
 	if code := c.send(t, "POST", "/jobs/"+jobID+"/savepoints", `{"target-directory":"`+spDir+`"}`, &trig); code != http.StatusAccepted {
 		t.Fatalf("POST savepoints = %d", code)
 	}

@@ -70,22 +70,27 @@ func (a *AM) startSavepoint(w http.ResponseWriter, r *http.Request, kind operati
 	default:
 		problems = append(problems, fmt.Sprintf("formatType %q: expected CANONICAL or NATIVE", format))
 	}
+	cfg := a.ConfigInForce()
 	if target == "" {
-		target = a.ConfigInForce()[savepointsDirKey]
+		target = cfg[savepointsDirKey]
 	}
+	var targetURI string
 	if target == "" {
 		problems = append(problems, "no target directory: set target-directory in the request or "+savepointsDirKey+" in the configuration")
-	} else if !strings.Contains(target, "://") && !strings.HasPrefix(target, "/") {
-		problems = append(problems, fmt.Sprintf("target directory %q: expected an absolute path or a URI such as hdfs://namenode:8020/savepoints", target))
+	} else if u, err := parseSavepointLocation(target); err != nil {
+		problems = append(problems, fmt.Sprintf("target directory: %v", err))
+	} else if roots, err := newSavepointRoots(cfg[savepointsDirKey], cfg[savepointsAllowedDirsKey]); err != nil {
+		problems = append(problems, fmt.Sprintf("the AM's savepoint directories: %v", err))
+	} else if err := roots.check(u); err != nil {
+		problems = append(problems, err.Error())
+	} else {
+		targetURI = u.String()
 	}
 	if len(problems) > 0 {
 		writeErrors(w, http.StatusBadRequest, problems)
 		return
 	}
-	if !strings.Contains(target, "://") {
-		target = "file://" + target
-	}
-	a.startOperation(w, r, operation{ID: triggerID, Kind: kind, TargetDir: target})
+	a.startOperation(w, r, operation{ID: triggerID, Kind: kind, TargetDir: targetURI})
 }
 
 // getSavepointTrigger serves GET /jobs/:jobid/savepoints/:triggerid (and the status of a

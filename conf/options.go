@@ -1,6 +1,7 @@
 package conf
 
 import (
+	"fmt"
 	"math"
 	"net/url"
 	"path/filepath"
@@ -304,6 +305,13 @@ var (
 		Description: "Default directory of savepoints (REST POST /jobs/:jobid/savepoints, tide savepoint) when the request names none: hdfs://, file:// or an absolute path.",
 	}, stringType{check: checkStorageURI, want: "an hdfs:// or file:// URI or an absolute path"})
 
+	// SavepointsAllowedDirs are more roots, besides state.savepoints.dir, that savepoint
+	// targets may lie under.
+	SavepointsAllowedDirs = declare[string](Spec{
+		Key:         "state.savepoints.allowed-dirs",
+		Description: "Directories, besides state.savepoints.dir, under which a savepoint request may name its target, separated by ';': hdfs://, file:// or absolute paths. A target outside all of them is refused (400).",
+	}, stringType{check: checkStorageURIs, want: "hdfs:// or file:// URIs or absolute paths, separated by ';'"})
+
 	// CheckpointsNumRetained is how many completed checkpoints are kept.
 	CheckpointsNumRetained = declare[int](Spec{
 		Key: "state.checkpoints.num-retained", Default: "1", Unit: "checkpoints",
@@ -591,6 +599,19 @@ func (vcoresType) expected() string { return "-1 (one per slot) or an integer â‰
 func checkNonEmpty(s string) string {
 	if strings.TrimSpace(s) == "" {
 		return "is empty"
+	}
+	return ""
+}
+
+// checkStorageURIs checks a ';'-separated list of storage URIs or absolute paths.
+func checkStorageURIs(s string) string {
+	for _, e := range strings.Split(s, ";") {
+		if e = strings.TrimSpace(e); e == "" {
+			continue
+		}
+		if p := checkStorageURI(e); p != "" {
+			return fmt.Sprintf("%q %s", e, p)
+		}
 	}
 	return ""
 }

@@ -15,9 +15,11 @@ func savepointCommand() *cli.Command {
 		Usage:     "take a savepoint of a job and wait for it",
 		ArgsUsage: "JOB",
 		Description: `Triggers a savepoint (POST /jobs/:jobid/savepoints) into --dir (default: the AM's
-state.savepoints.dir) and polls until it completes; prints its location.`,
+state.savepoints.dir) and polls until it completes; prints its location as a URI, which
+--fromSavepoint takes back. The AM accepts --dir only under state.savepoints.dir or a directory
+of state.savepoints.allowed-dirs.`,
 		Flags: append(clientFlags(),
-			&cli.StringFlag{Name: "dir", Aliases: []string{"d"}, Usage: "target `directory` (file:// or hdfs://)"},
+			&cli.StringFlag{Name: "dir", Aliases: []string{"d"}, Usage: "target `directory`: an absolute path (taken literally) or a file:// or hdfs:// URI (percent-encoded), under the AM's allowed savepoint directories"},
 			&cli.DurationFlag{Name: "wait", Value: 10 * time.Minute, Usage: "give up waiting after this long"}),
 		OnUsageError: onUsageError,
 		Action: jobAction(nil, func(c *cli.Context, cc *clientCommand, j api.JobOverview) error {

@@ -22,12 +22,12 @@ import (
 func TestStartFromSavepoint(t *testing.T) {
 	out := t.TempDir()
 	args := []string{"--records", "300000", "--keys", "13", "--rate", "5000", "--output", out}
-	first := startSavepointCluster(t, args, 2, t.TempDir(), "")
+	spDir := t.TempDir()
+	first := startSavepointCluster(t, args, 2, t.TempDir(), "", "state.savepoints.allowed-dirs="+spDir)
 	id := jobID(t, first)
 	d := waitRunningAt(t, first, id, 2)
 	waitCheckpointIn(t, first, id, d.Attempt)
 
-	spDir := t.TempDir()
 	cli, err := tideCmd(t, tideBin, 2*time.Minute, "savepoint", id, "--dir", "file://"+spDir, "-m", first.RESTAddress())
 	if err != nil {
 		t.Fatalf("tide savepoint: %v\n%s", err, cli)
@@ -193,10 +193,11 @@ func TestStandaloneJobScriptFromSavepoint(t *testing.T) {
 }
 
 // startSavepointCluster starts a local cluster of the checkable job with tms
-// TaskManagers, checkpoints every 300 ms into ckpt, from the savepoint at from ("": fresh).
-func startSavepointCluster(t *testing.T, args []string, tms int, ckpt, from string) *standalone.LocalCluster {
+// TaskManagers, checkpoints every 300 ms into ckpt, from the savepoint at from ("": fresh),
+// with the extra -D settings.
+func startSavepointCluster(t *testing.T, args []string, tms int, ckpt, from string, extra ...string) *standalone.LocalCluster {
 	t.Helper()
-	return startLocal(t, standalone.LocalOptions{Dynamic: reactive(ckpt, "300 ms"),
+	return startLocal(t, standalone.LocalOptions{Dynamic: append(reactive(ckpt, "300 ms"), extra...),
 		JobName: examples.CheckableCountName, JobArgs: args, TaskManagers: tms, FromSavepoint: from})
 }
 
