@@ -57,6 +57,7 @@ func (s *Scheduler) setRequirements(req map[VertexID]Bounds) error {
 // UpdateResourceRequirements event does, with the error for the REST API (400 on error).
 func (s *Scheduler) UpdateRequirements(now time.Time, req map[VertexID]Bounds) ([]Effect, error) {
 	s.out = nil
+	s.now = now
 	if s.opts.Reactive {
 		return nil, fmt.Errorf("update resource requirements: %w", ErrReactiveRequirements)
 	}

@@ -75,7 +75,9 @@ type Scheduler struct {
 
 	pendingWorkers int
 	arrivals       arrivals
-	registrations  int // TaskManagers registered so far
+	registrations  int       // TaskManagers registered so far
+	lastRegistered time.Time // when the latest TaskManager registered
+	now            time.Time // the time of the event being stepped
 	declared       *DeclareResources
 	freeBuf        []allocator.TaskManager
 	decideMem      allocator.Workspace // a plan's assignments live here until the next plan
@@ -138,6 +140,7 @@ func New(cfg Config) (*Scheduler, error) {
 // Step applies one event at now and returns the effects to carry out, in order.
 func (s *Scheduler) Step(now time.Time, ev Event) []Effect {
 	s.out = nil
+	s.now = now
 	switch ev.(type) {
 	case TaskManagerHeartbeat, TaskStateChanged, CheckpointCompleted, CheckpointFailed:
 	default:

@@ -246,7 +246,9 @@ func (e *executing) onTaskFailed(now time.Time, cause string, unrecoverable bool
 	s.metrics.NumRestarts++
 	s.history.begin(now, trigger, cause, StateExecuting, s.dep.parallelism, s.order)
 	s.statusCause = cause
-	s.transitionTo(now, newRestarting(s, s.restart.Backoff(), false, nil))
+	r := newRestarting(s, s.restart.Backoff(), false, nil)
+	r.afterFailure = trigger == TriggerRecoverableFailover
+	s.transitionTo(now, r)
 }
 
 func (e *executing) onGlobalFailure(now time.Time, cause string, unrecoverable bool) {

@@ -19,6 +19,9 @@ type restarting struct {
 	backoffUntil time.Time
 	forced       bool
 	target       allocator.Parallelism
+	// afterFailure: a task or global failure caused the restart (not a lost TaskManager or
+	// a rescale): nothing suggests that resources are coming.
+	afterFailure bool
 }
 
 func newRestarting(s *Scheduler, backoff time.Duration, forced bool, target allocator.Parallelism) *restarting {
@@ -56,7 +59,9 @@ func (r *restarting) maybeProceed(now time.Time) {
 		s.log.Info("free slots no longer give the rescale target; waiting for resources", "target", r.target)
 	}
 	s.statusCause = "restarted: waiting for resources"
-	s.transitionTo(now, newWaitingForResources(s))
+	w := newWaitingForResources(s)
+	w.afterFailure = r.afterFailure
+	s.transitionTo(now, w)
 }
 
 func (r *restarting) onTimer(now time.Time, t timerEntry) {

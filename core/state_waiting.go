@@ -14,6 +14,9 @@ import (
 type waitingForResources struct {
 	baseState
 	stm *transitionManager
+	// afterFailure: entered after a task failure; with nothing on its way and no
+	// TaskManager registered within the stabilization window, there is no burst to absorb.
+	afterFailure bool
 }
 
 func newWaitingForResources(s *Scheduler) *waitingForResources {
@@ -50,14 +53,17 @@ func (w *waitingForResources) settle(now time.Time) {
 }
 
 // hasDesiredResources: every slot the job wants is there, or the resources are sufficient
-// and everything the scheduler knows to be on its way has registered (waiting out the
-// stabilization window would gain nothing).
+// and waiting out the stabilization window would gain nothing: everything the scheduler
+// knows to be on its way has registered, or (after a task failure) nothing is on its way
+// and no TaskManager registered within the window.
 func (w *waitingForResources) hasDesiredResources() bool {
 	usable, _ := w.s.pool.Counts()
 	if usable >= w.s.requiredSlots() {
 		return true
 	}
-	return w.s.allArrived() && w.hasSufficientResources()
+	s := w.s
+	quiet := w.afterFailure && s.inFlight() == 0 && !s.now.Before(s.lastRegistered.Add(s.opts.SubmissionStabilization))
+	return (s.allArrived() || quiet) && w.hasSufficientResources()
 }
 
 func (*waitingForResources) cooldownWaived() bool { return false }

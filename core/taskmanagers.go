@@ -29,6 +29,7 @@ func (s *Scheduler) onTaskManagerRegistered(now time.Time, ev TaskManagerRegiste
 		return
 	}
 	s.registrations++
+	s.lastRegistered = now
 	s.arrived(ev.TaskManager)
 	s.pendingWorkers = max(0, s.pendingWorkers-1)
 	s.log.Info("task manager registered", "task_manager", ev.TaskManager, "node", ev.Node, "slots", ev.Slots,
