@@ -8,6 +8,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/sasl/plain"
+
 	"github.com/tidestream/tide/stream"
 	"github.com/tidestream/tide/stream/kafka"
 )
@@ -41,6 +44,7 @@ func (kafkaKeyCountCodec) Decode(src []byte) (KafkaKeyCount, error) {
 
 type kafkaArgs struct {
 	brokers, input, output, group, prefix, guarantee string
+	saslPlain                                        string
 	parallelism, maxParallel                         int
 	discovery, txnTimeout                            time.Duration
 }
@@ -55,6 +59,7 @@ func parseKafkaArgs(args []string) (kafkaArgs, error) {
 	fs.StringVar(&a.group, "group", "", "consumer group the checkpointed offsets are committed to (default: the job name)")
 	fs.StringVar(&a.prefix, "transactional-id-prefix", "", "prefix of the sink's transactional ids (default: <output>-tide)")
 	fs.StringVar(&a.guarantee, "guarantee", "exactly-once", "exactly-once, at-least-once or none")
+	fs.StringVar(&a.saslPlain, "sasl-plain", "", "USER:PASSWORD to authenticate with SASL/PLAIN (default: none)")
 	fs.DurationVar(&a.discovery, "discovery-interval", 10*time.Second, "how often new partitions are looked for")
 	fs.DurationVar(&a.txnTimeout, "transaction-timeout", kafka.DefaultTransactionTimeout, "Kafka transaction timeout (exactly-once)")
 	fs.IntVar(&a.parallelism, "parallelism", 1, "configured parallelism")
@@ -67,6 +72,9 @@ func parseKafkaArgs(args []string) (kafkaArgs, error) {
 	}
 	if a.brokers == "" || a.input == "" || a.output == "" {
 		return a, fmt.Errorf("job %s: --brokers, --input and --output are required", KafkaCountName)
+	}
+	if a.saslPlain != "" && !strings.Contains(a.saslPlain, ":") {
+		return a, fmt.Errorf("job %s: --sasl-plain wants USER:PASSWORD", KafkaCountName)
 	}
 	if a.group == "" {
 		a.group = KafkaCountName
@@ -101,10 +109,16 @@ func BuildKafkaCount(args []string) (*stream.Job, error) {
 		return nil, fmt.Errorf("job %s: %w", KafkaCountName, err)
 	}
 	brokers := strings.Split(a.brokers, ",")
+	var opts []kgo.Opt
+	if a.saslPlain != "" {
+		user, pass, _ := strings.Cut(a.saslPlain, ":")
+		opts = append(opts, kgo.SASL(plain.Auth{User: user, Pass: pass}.AsMechanism()))
+	}
 	job := stream.NewJob(KafkaCountName, a.parallelism, a.maxParallel)
 	keys := kafka.FromKafka(job, "kafka-in", kafka.Source[string]{
 		Brokers: brokers, Topics: []string{a.input}, GroupID: a.group, DiscoveryInterval: a.discovery,
-		Deserialize: func(r kafka.Record) (string, error) { return string(r.Value), nil },
+		Deserialize:   func(r kafka.Record) (string, error) { return string(r.Value), nil },
+		ClientOptions: opts,
 	})
 	counts := stream.Aggregate(stream.KeyBy(keys, func(k string) string { return k }), "count",
 		stream.Aggregator[string, string, int64, KafkaKeyCount]{
@@ -113,7 +127,8 @@ func BuildKafkaCount(args []string) (*stream.Job, error) {
 		}, stream.EmitEveryUpdate).WithCodec(kafkaKeyCountCodec{})
 	kafka.ToKafka(counts, "kafka-out", kafka.Sink[KafkaKeyCount]{
 		Brokers: brokers, Topic: a.output, Guarantee: g, TransactionalIDPrefix: a.prefix, TransactionTimeout: a.txnTimeout,
-		Serialize: func(c KafkaKeyCount) ([]byte, []byte, error) { return []byte(c.Key), []byte(c.String()), nil },
+		Serialize:     func(c KafkaKeyCount) ([]byte, []byte, error) { return []byte(c.Key), []byte(c.String()), nil },
+		ClientOptions: opts,
 	})
 	return job, nil
 }

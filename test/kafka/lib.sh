@@ -15,6 +15,9 @@ KAFKA_UP_TIMEOUT=${KAFKA_UP_TIMEOUT:-120}
 KAFKA_PID_FILE=$KAFKA_BASE/broker.pid
 KAFKA_LOG_FILE=$KAFKA_BASE/broker.log
 KAFKA_CLASSPATH_FILE=$KAFKA_BASE/classpath.txt
+# The one user of the SASL/PLAIN listener (tests of authorization); loopback only.
+KAFKA_SASL_USER=tide-test
+KAFKA_SASL_PASSWORD=tide-test-secret
 
 # A small, quick JVM: the broker needs ~350 MB resident with these settings.
 KAFKA_JAVA_FLAGS=(-Xms128m -Xmx384m -XX:+UseSerialGC -XX:TieredStopAtLevel=1 -Djava.net.preferIPv4Stack=true)

@@ -23,18 +23,18 @@ rm -f "$KAFKA_ENV"
 # start_broker writes a config with fresh ports and data, formats and starts the broker; it
 # fails when the broker exits before it serves (a port taken between pick and bind).
 start_broker() {
-  local bport cport cluster
-  bport=$(free_port); cport=$(free_port)
-  [ "$bport" != "$cport" ] || return 1
+  local bport cport sport cluster
+  bport=$(free_port); cport=$(free_port); sport=$(free_port)
+  [ "$bport" != "$cport" ] && [ "$sport" != "$bport" ] && [ "$sport" != "$cport" ] || return 1
   rm -rf "$KAFKA_BASE/data" "$KAFKA_BASE/conf"
   mkdir -p "$KAFKA_BASE/data" "$KAFKA_BASE/conf"
   cat >"$KAFKA_BASE/conf/server.properties" <<PROPS
 process.roles=broker,controller
 node.id=1
 controller.quorum.voters=1@127.0.0.1:$cport
-listeners=PLAINTEXT://127.0.0.1:$bport,CONTROLLER://127.0.0.1:$cport
-advertised.listeners=PLAINTEXT://127.0.0.1:$bport
-listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT
+listeners=PLAINTEXT://127.0.0.1:$bport,SASL_PLAINTEXT://127.0.0.1:$sport,CONTROLLER://127.0.0.1:$cport
+advertised.listeners=PLAINTEXT://127.0.0.1:$bport,SASL_PLAINTEXT://127.0.0.1:$sport
+listener.security.protocol.map=PLAINTEXT:PLAINTEXT,SASL_PLAINTEXT:SASL_PLAINTEXT,CONTROLLER:PLAINTEXT
 controller.listener.names=CONTROLLER
 inter.broker.listener.name=PLAINTEXT
 log.dirs=$KAFKA_BASE/data
@@ -50,6 +50,14 @@ share.coordinator.state.topic.min.isr=1
 group.initial.rebalance.delay.ms=0
 transaction.abort.timed.out.transaction.cleanup.interval.ms=1000
 transaction.max.timeout.ms=900000
+# ACLs: PLAINTEXT clients (and the controller) are User:ANONYMOUS, a super user, so tests on
+# the PLAINTEXT port see no authorization at all; the SASL/PLAIN port knows the user
+# $KAFKA_SASL_USER, who may do only what a test grants with ACLs.
+authorizer.class.name=org.apache.kafka.metadata.authorizer.StandardAuthorizer
+super.users=User:ANONYMOUS
+allow.everyone.if.no.acl.found=false
+sasl.enabled.mechanisms=PLAIN
+listener.name.sasl_plaintext.plain.sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required user_$KAFKA_SASL_USER="$KAFKA_SASL_PASSWORD";
 PROPS
   # A Kafka cluster id is 16 random bytes in unpadded URL-safe base64 (what StorageTool
   # random-uuid prints), made here to save a JVM start.
@@ -86,6 +94,9 @@ PROPS
   cat >"$KAFKA_ENV.tmp" <<VARS
 KAFKA_BOOTSTRAP=127.0.0.1:$bport
 KAFKA_BROKER_PORT=$bport
+KAFKA_SASL_BOOTSTRAP=127.0.0.1:$sport
+KAFKA_SASL_USER=$KAFKA_SASL_USER
+KAFKA_SASL_PASSWORD=$KAFKA_SASL_PASSWORD
 KAFKA_CONTROLLER_PORT=$cport
 KAFKA_PID=$pid
 KAFKA_LOG=$KAFKA_LOG_FILE

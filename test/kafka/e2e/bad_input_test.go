@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
+
 	"github.com/tidestream/tide/examples"
 	"github.com/tidestream/tide/internal/testkit"
 	"github.com/tidestream/tide/standalone"
@@ -52,6 +54,36 @@ func TestKafkaCountBadInput(t *testing.T) {
 			}
 		})
 	}
+
+	// Only with the harness's SASL listener: a user who may read and write the topics but
+	// not use the sink's transactional ids.
+	t.Run("unauthorised transactional id", func(t *testing.T) {
+		e := kafkatest.RequireSASL(t)
+		in := e.CreateTopic(t, 1)
+		group := kafkatest.UniqueName(t)
+		e.Grant(t, kadm.NewACLs().Allow(e.Principal()).Topics(in, out).Operations(kadm.OpRead, kadm.OpWrite, kadm.OpDescribe))
+		e.Grant(t, kadm.NewACLs().Allow(e.Principal()).Groups(group).Operations(kadm.OpRead, kadm.OpDescribe))
+		prefix := kafkatest.UniqueName(t)
+		c := startLocal(t, standalone.LocalOptions{JobName: examples.KafkaCountName, TaskManagers: 1,
+			JobArgs: []string{"--brokers", e.SASLBootstrap, "--sasl-plain", e.SASLUser + ":" + e.SASLPassword,
+				"--input", in, "--output", out, "--group", group, "--transactional-id-prefix", prefix},
+			Dynamic: append(reactive(t.TempDir(), "1 s"), "restart-strategy.type=none")})
+		select {
+		case <-c.AMDone():
+		case <-time.After(testkit.WaitDeadline):
+			t.Fatal("the job did not fail")
+		}
+		if c.AMErr() == nil {
+			t.Fatal("the AM exited cleanly, want the job FAILED")
+		}
+		log := amLog(t, c)
+		for _, w := range []string{"job KafkaCount ended FAILED", `Kafka sink \"kafka-out\"`, prefix + "-0-", "is not authorized",
+			"TRANSACTIONAL_ID_AUTHORIZATION_FAILED"} {
+			if !strings.Contains(log, w) {
+				t.Errorf("the AM's log lacks %q", w)
+			}
+		}
+	})
 
 	t.Run("transaction timeout below the checkpoint interval", func(t *testing.T) {
 		dir := t.TempDir()

@@ -34,6 +34,10 @@ type Env struct {
 	// ClasspathFile holds the broker's runtime classpath (KAFKA_CLASSPATH_FILE), for Kafka's
 	// own command-line tools (perf clients in benchmarks).
 	ClasspathFile string
+	// SASLBootstrap is the SASL_PLAINTEXT listener (KAFKA_SASL_BOOTSTRAP), where SASLUser
+	// (KAFKA_SASL_USER / KAFKA_SASL_PASSWORD) may do only what ACLs grant; empty when the
+	// broker was started without it.
+	SASLBootstrap, SASLUser, SASLPassword string
 }
 
 // Load reads the env file without a test; see Require.
@@ -103,6 +107,8 @@ func Parse(r io.Reader) (*Env, error) {
 	e.Bootstrap = e.Vars["KAFKA_BOOTSTRAP"]
 	e.Log = e.Vars["KAFKA_LOG"]
 	e.ClasspathFile = e.Vars["KAFKA_CLASSPATH_FILE"]
+	e.SASLBootstrap = e.Vars["KAFKA_SASL_BOOTSTRAP"]
+	e.SASLUser, e.SASLPassword = e.Vars["KAFKA_SASL_USER"], e.Vars["KAFKA_SASL_PASSWORD"]
 	var errs []error
 	if e.Bootstrap == "" {
 		errs = append(errs, errors.New("KAFKA_BOOTSTRAP is missing"))
