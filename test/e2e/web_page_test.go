@@ -102,6 +102,7 @@ func TestWebPageInBrowser(t *testing.T) {
 	b.screenshot("blocklist.png")
 	b.tab("taskmanagers")
 	b.wait("local-2 shown blocked", `document.querySelector('section.node.is-blocked[data-node="local-2"]') !== null`)
+	b.wait("what runs on tm-1", `/cars#\d/.test(document.querySelector('tr[data-tm="tm-1"] td.subtask-list').textContent)`)
 	b.screenshot("taskmanagers.png")
 
 	b.tab("blocklist")
@@ -113,7 +114,8 @@ func TestWebPageInBrowser(t *testing.T) {
 	}
 
 	for _, tab := range []struct{ id, ready string }{
-		{"graph", `document.querySelectorAll('svg.graph g.vertex').length === 2 && document.querySelector('svg.graph text.edge-rate') !== null`},
+		{"graph", `document.querySelectorAll('svg.graph g.vertex').length === 2 && document.querySelector('svg.graph text.edge-rate') !== null &&
+			document.querySelectorAll('table.subtasks tr[data-tm^="tm-"]').length === 4`},
 		{"checkpoints", `document.querySelectorAll('tr[data-checkpoint]').length > 0`},
 		{"exceptions", `document.querySelector('#page .card') !== null`},
 		{"config", `document.querySelector('tr[data-key="rest.auth.token"]') !== null`},

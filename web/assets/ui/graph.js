@@ -1,10 +1,11 @@
 // Job graph: vertices left to right by depth, edges with their ship strategy, each vertex
 // with its parallelism, bounds and state.
 import {get, jobPath} from './api.js';
-import {h, s, replace, card, hover} from './dom.js';
-import {vertexMetrics, inRate, outRate, busy, backPressure, backPressureLevel} from './metrics.js';
+import {h, s, replace, card, hover, table, empty, badge} from './dom.js';
+import {vertexDetails, aggregated, subtaskName, inRate, outRate, busy, backPressure, backPressureLevel} from './metrics.js';
+import * as fmt from './format.js';
 
-let box;
+let box, subtasksBox;
 let lastKey = '';
 
 const W = 250, H = 114, GX = 90, GY = 28, M = 24;
@@ -85,16 +86,52 @@ function draw(plan, job, req, metrics) {
   return svg;
 }
 
+// watermark shows an event time as the time of day when it is one (after 2000), else as
+// the milliseconds it is.
+function watermark(wm) {
+  if (wm === null || wm === undefined) return '—';
+  return wm > Date.UTC(2000, 0, 1) ? fmt.time(wm) : wm.toLocaleString('en-US') + ' ms';
+}
+
+// subtasks lists every subtask with where it runs and its own metrics.
+function subtasks(details) {
+  const rows = [];
+  for (const d of details) {
+    for (const st of d.subtasks || []) {
+      const m = st['metrics-timestamp'] > 0 ? st.metrics : null;
+      const wm = m && m['current-input-watermark'];
+      rows.push(h('tr', {dataset: {subtask: subtaskName(d, st), tm: st['taskmanager-id'] || ''}},
+        h('td', {class: 'strong nowrap', text: subtaskName(d, st)}),
+        h('td', {}, badge(st.status)),
+        h('td', {class: 'mono', text: st['taskmanager-id'] || '—'}),
+        h('td', {class: 'mono muted', text: st.endpoint || '—'}),
+        h('td', {class: 'num', text: m ? fmt.rate(m['read-records-per-second']) : '—'}),
+        h('td', {class: 'num', text: m ? fmt.rate(m['write-records-per-second']) : '—'}),
+        h('td', {class: 'num', text: m ? Math.round(m['busy-time-ms-per-second'] / 10) + '%' : '—'}),
+        h('td', {class: 'num'}, m ? h('span', {class: 'bp bp-' + backPressureLevel(m['backpressured-time-ms-per-second']),
+          text: Math.round(m['backpressured-time-ms-per-second'] / 10) + '%'}) : '—'),
+        h('td', {class: 'nowrap', text: watermark(wm), title: wm ? String(wm) : 'no watermark yet'}),
+        h('td', {class: 'num', text: m ? fmt.bytes(m['state-size']) : '—'})));
+    }
+  }
+  return rows.length ? table(['Subtask', 'Status', 'TaskManager', 'Node', '#In/s', '#Out/s', '#Busy', '#Back-pressure', 'Watermark', '#State'], rows, {class: 'subtasks'})
+    : empty('No subtask is deployed.');
+}
+
 export default {
   id: 'graph',
   title: 'Job graph',
   mount(root) {
     box = h('div', {class: 'graph-box'});
+    subtasksBox = h('div');
     lastKey = '';
-    root.append(card('Job graph', h('p', {class: 'hint', text: 'Vertices left to right in data-flow order; edges show how records are shipped (HASH: by key, FORWARD: to the same subtask, REBALANCE: round robin).'}), box));
+    root.append(card('Job graph', h('p', {class: 'hint', text: 'Vertices left to right in data-flow order; edges show how records are shipped (HASH: by key, FORWARD: to the same subtask, REBALANCE: round robin).'}), box),
+      card('Subtasks: what runs where', subtasksBox));
   },
   async refresh(ctx) {
-    const [plan, req, metrics] = await Promise.all([get(jobPath(ctx.jid, '/plan')), get(jobPath(ctx.jid, '/resource-requirements')), vertexMetrics(ctx)]);
+    const [plan, req, details] = await Promise.all([get(jobPath(ctx.jid, '/plan')), get(jobPath(ctx.jid, '/resource-requirements')), vertexDetails(ctx)]);
+    const metrics = aggregated(details);
+    replace(subtasksBox, subtasks(details));
     const key = JSON.stringify([plan, req, ctx.job.vertices.map(v => v.status), [...metrics]]);
     if (key === lastKey) return;
     lastKey = key;

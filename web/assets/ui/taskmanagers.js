@@ -2,6 +2,7 @@
 import {get} from './api.js';
 import {h, replace, card, table, empty} from './dom.js';
 import * as fmt from './format.js';
+import {vertexDetails, subtaskName} from './metrics.js';
 
 let box;
 
@@ -18,8 +19,17 @@ export default {
     box = h('div');
     root.append(box);
   },
-  async refresh() {
-    const [{taskmanagers: tms}, blocked] = await Promise.all([get('taskmanagers'), get('blocklist')]);
+  async refresh(ctx) {
+    const [{taskmanagers: tms}, blocked, details] = await Promise.all([get('taskmanagers'), get('blocklist'), vertexDetails(ctx)]);
+    const running = new Map(); // TaskManager id -> the subtasks it runs
+    for (const d of details) {
+      for (const st of d.subtasks || []) {
+        const tm = st['taskmanager-id'];
+        if (!tm) continue;
+        if (!running.has(tm)) running.set(tm, []);
+        running.get(tm).push(subtaskName(d, st));
+      }
+    }
     const nodes = new Map();
     for (const tm of tms) {
       if (!nodes.has(tm.node)) nodes.set(tm.node, []);
@@ -39,13 +49,14 @@ export default {
         return h('tr', {dataset: {tm: tm.id}},
           h('td', {class: 'strong mono', text: tm.id}),
           h('td', {}, slotBar(tm.slotsNumber - tm.freeSlots, tm.slotsNumber)),
+          h('td', {class: 'subtask-list', text: (running.get(tm.id) || []).join(', ') || '—'}),
           h('td', {class: 'num ' + (hb > 10000 ? 'warn' : ''), text: hb < 0 ? 'none yet' : fmt.ago(hb)}),
           h('td', {class: tm.blocked ? 'is-blocked' : null, text: tm.blocked ? 'yes' : 'no'}),
           h('td', {text: fmt.dateTime(tm.registered)}),
           h('td', {class: 'mono muted', text: tm.dataAddress || '—'}));
       });
       return h('section', {class: 'card node' + (b ? ' is-blocked' : ''), dataset: {node}}, head,
-        rows.length ? table(['TaskManager', 'Slots used', '#Last heartbeat', 'Blocked', 'Registered', 'Data address'], rows) : empty('No TaskManager on this node.'));
+        rows.length ? table(['TaskManager', 'Slots used', 'Runs', '#Last heartbeat', 'Blocked', 'Registered', 'Data address'], rows) : empty('No TaskManager on this node.'));
     });
     replace(box,
       h('div', {class: 'stats'},
