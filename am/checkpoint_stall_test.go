@@ -18,7 +18,7 @@ func TestEventLoopRunsWhileStorageStalls(t *testing.T) {
 	c := startCluster(t, clusterOptions{job: examples.CheckableCountName,
 		args: []string{"--records", "100000000", "--keys", "5", "--rate", "2000", "--output", out}, ckptDir: t.TempDir(),
 		interval: 100 * time.Millisecond, dynamic: []string{"heartbeat.interval=100 ms"},
-		wrap:     func(st storage.Storage) storage.Storage { stall = testkit.NewStallStorage(st); return stall }})
+		wrap: func(st storage.Storage) storage.Storage { stall = testkit.NewStallStorage(st); return stall }})
 	c.addTM("tm-a", 1)
 	c.addTM("tm-b", 1)
 	c.waitRunningAt(t, 2)

@@ -36,7 +36,7 @@ func (b *blockingStream) Send(m *rpc.JobManagerMessage) error {
 }
 
 func (b *blockingStream) Recv() (*rpc.TaskManagerMessage, error) { return nil, io.EOF }
-func (b *blockingStream) Context() context.Context              { return context.Background() }
+func (b *blockingStream) Context() context.Context               { return context.Background() }
 
 func (b *blockingStream) gotDisconnect() bool {
 	b.mu.Lock()
