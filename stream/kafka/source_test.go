@@ -325,3 +325,40 @@ func TestSourceBadInput(t *testing.T) {
 	}
 	mustContain(t, enum.Start(bg), `Kafka source "kafka-in": discovering topics ["t"] on brokers 127.0.0.1:1`, "connection refused")
 }
+
+// TestSourcePartitionWatermarks: one reader, two partitions with Kafka timestamps; the
+// watermark follows the slower partition until that one goes idle, then the other alone.
+func TestSourcePartitionWatermarks(t *testing.T) {
+	e := kafkatest.Require(t)
+	topic := e.CreateTopic(t, 2)
+	s := testSource(e, topic)
+	s.Watermarks = &PartitionWatermarks{MaxOutOfOrderness: 5 * time.Millisecond, IdleTimeout: 2 * time.Second}
+	base := time.UnixMilli(1_700_000_000_000)
+	cl, err := e.Client(kgo.DefaultProduceTopic(topic), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	send := func(p int32, v string, ts time.Time) {
+		t.Helper()
+		if err := cl.ProduceSync(bg, &kgo.Record{Partition: p, Value: []byte(v), Timestamp: ts}).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	send(0, "slow", base.Add(100*time.Millisecond))
+	send(1, "fast", base.Add(900*time.Millisecond))
+	rig := startRig(t, splitSourceOf(s), 1, nil, nil)
+	rd := rig.readers[0].(*reader[string])
+	rig.waitAll([]string{"fast", "slow"})
+	if wm, want := rd.ReaderWatermark(), base.Add(100*time.Millisecond).UnixMilli()-6; wm != want {
+		t.Fatalf("watermark %d with both partitions active, want the slow one's %d", wm, want)
+	}
+	// Partition 1 keeps going; partition 0 goes quiet and, after the idle timeout, stops
+	// holding the watermark back.
+	want := base.Add(2 * time.Second).UnixMilli()
+	waitFor(t, "partition 0 idle", func() bool {
+		send(1, "more", base.Add(2*time.Second))
+		rig.step()
+		return rd.ReaderWatermark() == want-6
+	})
+}

@@ -104,8 +104,9 @@ func checkExact(t *testing.T, e *kafkatest.Env, topic string, sent map[string]in
 }
 
 // TestKafkaCountExactlyOnce runs Kafka -> keyed count -> Kafka (exactly-once) while the
-// input keeps coming, across a scale-up to 3, a partition added to the input topic, and a
-// TaskManager frozen during a checkpoint and then SIGKILLed (down to 2), and checks the
+// input keeps coming, across a scale-up to 3, a partition added to the input topic, a
+// TaskManager frozen during a checkpoint and then SIGKILLed (down to 2) and a scale-up to 3
+// again, and checks the
 // read_committed output: every key's counts 1..n once each, in order.
 func TestKafkaCountExactlyOnce(t *testing.T) {
 	e := kafkatest.Require(t)
@@ -130,7 +131,7 @@ func TestKafkaCountExactlyOnce(t *testing.T) {
 			return
 		}
 		<-partitionAdded
-		feedErr <- f.phase(ctx, 3, 6000, 1500)
+		feedErr <- f.phase(ctx, 3, 9000, 1500)
 	}()
 
 	// Rescale 1: up to 3.
@@ -174,6 +175,13 @@ func TestKafkaCountExactlyOnce(t *testing.T) {
 	}
 	t.Logf("killed tm-2 during checkpoint %d of attempt %d", pending, d.Attempt)
 	d = testkit.WaitRunningAt(t, restOf(c), id, 2)
+	waitCheckpointIn(t, c, id, d.Attempt)
+
+	// Rescale 3: up to 3 again, restoring the state and transactions of the killed run.
+	if _, err := c.AddTaskManager(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	d = testkit.WaitRunningAt(t, restOf(c), id, 3)
 	waitCheckpointIn(t, c, id, d.Attempt)
 
 	if err := <-feedErr; err != nil {
