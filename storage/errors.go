@@ -17,6 +17,7 @@ var (
 	ErrUnsupportedScheme = errors.New("unsupported storage scheme")
 	ErrInvalidName       = errors.New("invalid name")
 	ErrWriterClosed      = errors.New("writer already committed or aborted")
+	ErrClosed            = errors.New("storage closed")
 )
 
 // Error reports a failed storage operation.

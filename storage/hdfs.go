@@ -104,7 +104,7 @@ func (s *hdfsStorage) getClient() (*hdfs.Client, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
-		return nil, fmt.Errorf("storage %s is closed: %w", s.uri, net.ErrClosed)
+		return nil, fmt.Errorf("storage %s: %w", s.uri, ErrClosed)
 	}
 	if s.client != nil {
 		return s.client, nil

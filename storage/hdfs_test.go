@@ -389,3 +389,18 @@ func TestHDFSReadAcrossDatanodeRestart(t *testing.T) {
 		t.Fatalf("read %d bytes across the datanode restart, want the %d bytes written", len(got), len(data))
 	}
 }
+
+// TestHDFSClosedStorageFailsAtOnce: a call on a closed storage is a permanent error, not a
+// transient one retried with backoff.
+func TestHDFSClosedStorageFailsAtOnce(t *testing.T) {
+	env := hadooptest.Require(t)
+	s := newHDFS(t, env, storage.Options{})
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	err := s.Delete(context.Background(), "x")
+	var se *storage.Error
+	if !errors.Is(err, storage.ErrClosed) || !errors.As(err, &se) || se.Attempts > 1 {
+		t.Fatalf("Delete on a closed storage: %v, want ErrClosed after one attempt", err)
+	}
+}

@@ -21,6 +21,8 @@ type class struct {
 // system's not-found and permission errors (io/fs sentinels). ok is false for any other error.
 func classifyCommon(err error) (c class, ok bool) {
 	switch {
+	case errors.Is(err, ErrClosed):
+		return class{kind: ErrClosed}, true
 	case errors.Is(err, ErrInvalidName):
 		return class{kind: ErrInvalidName}, true
 	case errors.Is(err, fs.ErrNotExist):
