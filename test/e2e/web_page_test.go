@@ -113,6 +113,21 @@ func TestWebPageInBrowser(t *testing.T) {
 		t.Fatalf("GET /blocklist = %v after the page removed local-2, want it empty", got)
 	}
 
+	// Markup in what people type stays text: a node id and a cause with tags.
+	b.do("blocking a node named with markup",
+		chromedp.SendKeys(chromedp.CSS(`#blocklist-form input[name=node]`), "<i>node"),
+		chromedp.SendKeys(chromedp.CSS(`#blocklist-form input[name=cause]`), `<img src=x onerror="document.body.dataset.injected=1">`),
+		chromedp.Click(chromedp.CSS("#block-node")))
+	b.wait("the node with markup listed as text", `[...document.querySelectorAll('table.blocklist tr[data-node] td:first-child')].some(td => td.textContent === '<i>node')`)
+	if n := eval[int](b, `document.querySelectorAll('table.blocklist i, table.blocklist img').length + (document.body.dataset.injected ? 1 : 0)`); n != 0 {
+		t.Errorf("markup typed into the blocklist form became %d element(s) of the page", n)
+	}
+	b.do("removing the node with markup", chromedp.Click(chromedp.CSS(`button[data-unblock="<i>node"]`)))
+	b.wait("the node with markup gone", `document.querySelector('table.blocklist') === null`)
+	if got := blocklist(t, c); len(got) != 0 {
+		t.Fatalf("GET /blocklist = %v after the page removed every node, want it empty", got)
+	}
+
 	for _, tab := range []struct{ id, ready string }{
 		{"graph", `document.querySelectorAll('svg.graph g.vertex').length === 2 && document.querySelector('svg.graph text.edge-rate') !== null &&
 			document.querySelectorAll('table.subtasks tr[data-tm^="tm-"]').length === 4`},
@@ -153,6 +168,19 @@ func TestWebPageInBrowser(t *testing.T) {
 			try { return String(m.parseTimeout(%q)); } catch (e) { return e.message; } })()`, tt.in), chromedp.EvalAwaitPromise)
 		if !strings.HasPrefix(got, tt.want) {
 			t.Errorf("parseTimeout(%q) = %q, want %q…", tt.in, got, tt.want)
+		}
+	}
+	// How the page writes durations, sizes and rates.
+	for _, tt := range []struct{ expr, want string }{
+		{"duration(-1)", "—"}, {"duration(45)", "45 ms"}, {"duration(1500)", "1.5 s"}, {"duration(42000)", "42 s"},
+		{"duration(125000)", "2m 05s"}, {"duration(7260000)", "2h 01m"}, {"duration(190000000)", "2d 4h"},
+		{"bytes(512)", "512 B"}, {"bytes(1536)", "1.5 KiB"}, {"bytes(52428800)", "50 MiB"},
+		{"rate(0)", "0/s"}, {"rate(2.5)", "2.5/s"}, {"rate(242)", "242/s"}, {"rate(12345)", "12.3k/s"}, {"rate(2500000)", "2.5M/s"},
+		{"change([{vertex: 'cars', before: 1, after: 2}, {vertex: 'sink', before: 1, after: 2}])", "cars 1→2, sink 1→2"},
+	} {
+		got := eval[string](b, `(async () => { const f = await import('./ui/format.js'); return String(f.`+tt.expr+`); })()`, chromedp.EvalAwaitPromise)
+		if got != tt.want {
+			t.Errorf("format.%s = %q, want %q", tt.expr, got, tt.want)
 		}
 	}
 
