@@ -3,7 +3,8 @@
 //
 //	file:///var/tide/ckpt           local directory (os package)
 //	hdfs://nn:8020/tide/ckpt        HDFS through github.com/colinmarc/hdfs/v2
-//	hdfs:///tide/ckpt               namenode from fs.defaultFS in $HADOOP_CONF_DIR/core-site.xml
+//	hdfs:///tide/ckpt               namenode from fs.defaultFS in $HADOOP_CONF_DIR/core-site.xml,
+//	                                else from $TIDE_HDFS_DEFAULT_FS (set in YARN containers)
 //
 // Files become visible only when committed:
 //
@@ -24,6 +25,10 @@
 // quota exceeded, unknown namenode host, not found) return at once. All errors are *Error values
 // naming the operation and the full URI of the path, and match the sentinels in errors.go with
 // errors.Is (ErrNotFound, ErrPermission, ErrQuotaExceeded, ErrNoSuchNamenode, ErrUnavailable, …).
+//
+// A process killed between Create and Commit leaves its temporary file behind;
+// SweepUncommitted deletes those of writers known to be gone (the file sink sweeps the ones of
+// older attempts when it restores).
 //
 // SetLatest / Latest keep an atomic "latest checkpoint" pointer: a small file written with the
 // same temporary-name-then-rename commit, so readers see the old value or the new one, never a

@@ -32,13 +32,16 @@ func TestYARNOutputOnHDFS(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		if err := root.Delete(context.Background(), rel); err != nil {
-			t.Errorf("deleting %s: %v", out, err)
+		for _, d := range []string{rel, rel + "-checkpoints"} {
+			if err := root.Delete(context.Background(), d); err != nil {
+				t.Errorf("deleting %s: %v", d, err)
+			}
 		}
 		root.Close()
 	})
 	jobArgs := []string{"--records", "60000", "--keys", "13", "--rate", "3000", "--output", out}
-	run := startYarnRun(t, env, nil, jobArgs)
+	// Checkpoints under hdfs:/// too, as the README's command has them.
+	run := startYarnRun(t, env, []string{"-Dstate.checkpoints.dir=hdfs:///" + rel + "-checkpoints"}, jobArgs)
 	jid := run.jobID(t)
 	tms := waitYarnRunning(t, run.track, jid, 2, nil)
 	killTaskManager(t, tms[0].ID)
@@ -63,6 +66,9 @@ func TestYARNOutputOnHDFS(t *testing.T) {
 	t.Logf("committed part files on HDFS: %v; hidden: %v", parts, hidden)
 	if len(parts) == 0 {
 		t.Fatalf("no part files under %s", out)
+	}
+	if ckpts, err := root.List(ctx, rel+"-checkpoints"); err != nil || len(ckpts) == 0 {
+		t.Errorf("no checkpoints under hdfs:///%s-checkpoints: %v, %v", rel, ckpts, err)
 	}
 }
 
