@@ -30,6 +30,8 @@ var simRuns = flag.Int("sim.runs", 10000, "random event sequences in TestSimulat
 //     way (requested from the driver or expected by name) and the desired slots are not
 //     there comes from WaitingForResources after it waited the submission stabilization
 //     timeout (or the resource-wait timeout);
+//   - with KeepTaskManagers (standalone) no TaskManager is released or refused except
+//     one whose heartbeat timed out (or after the job ended);
 //   - cancel always reaches a terminal status.
 func TestSimulation(t *testing.T) {
 	cov := coverage{states: map[string]int{}}
@@ -326,9 +328,20 @@ func (s *sim) check(ev core.Event, effects []core.Effect) {
 			s.checkStabilized(total, blocked, tms)
 		}
 	}
+	keep := e.S.Options().KeepTaskManagers && !e.S.Status().IsTerminal()
 	for _, eff := range effects {
 		if c, ok := eff.(core.CancelAttempt); ok {
 			s.cancelled[c.Attempt] = true
+		}
+		switch eff := eff.(type) {
+		case core.ReleaseTaskManager:
+			if keep && !strings.Contains(eff.Reason, "heartbeat") {
+				s.fail("KeepTaskManagers: TaskManager %s released (%s)", eff.TaskManager, eff.Reason)
+			}
+		case core.RejectTaskManager:
+			if keep {
+				s.fail("KeepTaskManagers: TaskManager %s refused (%s)", eff.TaskManager, eff.Reason)
+			}
 		}
 		d, ok := eff.(core.Deploy)
 		if !ok {
