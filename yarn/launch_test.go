@@ -1,6 +1,9 @@
 package yarn
 
 import (
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os/exec"
 	"strings"
 	"testing"
@@ -84,7 +87,8 @@ func FuzzDecodeResources(f *testing.F) {
 	})
 }
 
-func TestParseJobState(t *testing.T) {
+// TestJobState: tide run follows the job's state through the AM's REST API.
+func TestJobState(t *testing.T) {
 	for _, tt := range []struct {
 		body, want string
 		ok         bool
@@ -93,14 +97,17 @@ func TestParseJobState(t *testing.T) {
 		{`{"jobs":[]}`, "", false},
 		{`nope`, "", false},
 	} {
-		got, err := parseJobState([]byte(tt.body))
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.URL.Path != "/jobs/overview" {
+				http.NotFound(w, r)
+				return
+			}
+			io.WriteString(w, tt.body)
+		}))
+		got, err := jobState(t.Context(), srv.Client(), srv.URL)
+		srv.Close()
 		if (err == nil) != tt.ok || got != tt.want {
-			t.Errorf("parseJobState(%s) = %q, %v", tt.body, got, err)
+			t.Errorf("jobState of %s = %q, %v", tt.body, got, err)
 		}
 	}
-}
-
-func FuzzParseJobState(f *testing.F) {
-	f.Add(`{"jobs":[{"state":"RUNNING"}]}`)
-	f.Fuzz(func(t *testing.T, s string) { _, _ = parseJobState([]byte(s)) })
 }

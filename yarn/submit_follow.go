@@ -2,14 +2,13 @@ package yarn
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"strings"
 	"time"
 
+	"github.com/tidestream/tide/api"
 	"github.com/tidestream/tide/yarn/yarnpb"
 )
 
@@ -98,39 +97,18 @@ func amURL(r *yarnpb.ApplicationReportProto) string {
 	return strings.TrimRight(u, "/")
 }
 
-// jobState asks the AM's REST API for its job's state.
+// jobState asks the AM's REST API for its job's state, through the public client.
 func jobState(ctx context.Context, c *http.Client, base string) (string, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"/jobs/overview", nil)
+	cl, err := api.NewClient(api.Config{Address: base, HTTPClient: c})
 	if err != nil {
 		return "", err
 	}
-	resp, err := c.Do(req)
+	jobs, err := cl.Jobs(ctx)
 	if err != nil {
 		return "", err
 	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-	if err != nil {
-		return "", err
+	if len(jobs) == 0 {
+		return "", fmt.Errorf("the AM at %s runs no job", base)
 	}
-	if resp.StatusCode != http.StatusOK {
-		return "", fmt.Errorf("GET %s/jobs/overview: %s", base, resp.Status)
-	}
-	return parseJobState(body)
-}
-
-// parseJobState reads the first job's state from a /jobs/overview body.
-func parseJobState(body []byte) (string, error) {
-	var ov struct {
-		Jobs []struct {
-			State string `json:"state"`
-		} `json:"jobs"`
-	}
-	if err := json.Unmarshal(body, &ov); err != nil {
-		return "", fmt.Errorf("/jobs/overview: %w", err)
-	}
-	if len(ov.Jobs) == 0 {
-		return "", errors.New("/jobs/overview: no job")
-	}
-	return ov.Jobs[0].State, nil
+	return jobs[0].State, nil
 }
