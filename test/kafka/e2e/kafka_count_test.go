@@ -13,6 +13,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/tidestream/tide/api"
 	"github.com/tidestream/tide/examples"
 	"github.com/tidestream/tide/internal/testkit"
 	"github.com/tidestream/tide/standalone"
@@ -205,6 +206,28 @@ func TestKafkaCountExactlyOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("read_uncommitted sees %d records (aborted attempts included), read_committed %d", len(all), total)
+
+	// The source's lag per partition, a task metric in the REST API, drops to 0 on all three.
+	testkit.WaitFor(t, "split lag 0 on the 3 input partitions in GET /jobs/:id/vertices/kafka_in", func() (bool, error) {
+		var v struct {
+			Subtasks []api.VertexSubtask `json:"subtasks"`
+		}
+		if err := restOf(c)("/jobs/"+id+"/vertices/kafka_in", &v); err != nil {
+			return false, err
+		}
+		lag := map[string]int64{}
+		for _, s := range v.Subtasks {
+			for split, l := range s.Metrics.SplitLag {
+				lag[split] = l
+			}
+		}
+		for p := range 3 {
+			if l, ok := lag[fmt.Sprintf("%s-%d", in, p)]; !ok || l != 0 {
+				return false, fmt.Errorf("split lag %v", lag)
+			}
+		}
+		return true, nil
+	})
 
 	// The group's offsets (monitoring) reach the end of the input.
 	adm := e.Admin(t)
