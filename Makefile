@@ -45,7 +45,7 @@ test:
 	@./.ci/test.sh
 
 test-unit:
-	@echo "make test-unit: tests that need the HDFS/YARN mini-cluster skip unless it runs (make hadoop-up); go test -v shows each skip and why"
+	@echo "make test-unit: tests that need the HDFS/YARN mini-cluster or the Kafka broker skip unless they run (make hadoop-up, make kafka-up); go test -v shows each skip and why"
 	TIDE_REQUIRE_HADOOP=0 $(GO) test $(RACE_FLAG) $(GOTEST_FLAGS) $(PKGS)
 
 check: vet staticcheck deps-rule

@@ -13,11 +13,16 @@ import (
 
 	"github.com/tidestream/tide/internal/testkit"
 	"github.com/tidestream/tide/standalone"
+	"github.com/tidestream/tide/test/kafka/kafkatest"
 )
 
 var tideBin string
 
 func TestMain(m *testing.M) {
+	if _, err := kafkatest.Load(); err != nil && os.Getenv(kafkatest.RequireEnvVar) != "1" {
+		// No broker: every test skips at kafkatest.Require; building tide would be wasted.
+		os.Exit(m.Run())
+	}
 	dir, err := os.MkdirTemp("", "tide-kafka-e2e-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
