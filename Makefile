@@ -68,8 +68,9 @@ bench:
 	@./.ci/bench.sh
 
 # The chaos suite (test/e2e/chaos*_test.go, build tag chaos): per seed, random SIGKILL /
-# start / SIGSTOP+SIGCONT of TaskManagers, blocklist evacuations and kills mid-checkpoint
-# and during the final commit, then the exact answer; on YARN (the mini-cluster must run
+# start / SIGSTOP+SIGCONT of TaskManagers (locally also past the heartbeat timeout),
+# blocklist evacuations and kills mid-checkpoint and during the final commit, then the
+# exact answer; on YARN (the mini-cluster must run
 # under TIDE_REQUIRE_HADOOP=1) the AM is killed once too. Without SEED it runs the fixed
 # seeds CI runs; `make chaos SEED=42` (or SEED="4 5") replays others. Every action is
 # printed with its time and seed.

@@ -26,6 +26,10 @@ const (
 	KillMidCheckpoint Kind = "kill-mid-checkpoint"
 	// KillAM SIGKILLs the AM (YARN only: the next attempt recovers the job).
 	KillAM Kind = "kill-am"
+	// Zombie freezes a TaskManager with SIGSTOP for longer than the heartbeat timeout
+	// (Action.Pause), so the AM declares it lost while it lives, then SIGCONT: it comes
+	// back to a job that has moved on without it.
+	Zombie Kind = "zombie"
 )
 
 // Via is how an evacuation reaches the AM.
@@ -57,7 +61,7 @@ func (a Action) String() string {
 	} else if a.Kind != Start && a.Kind != KillAM {
 		fmt.Fprintf(&b, " pick=%d", a.Pick)
 	}
-	if a.Kind == Pause {
+	if a.Kind == Pause || a.Kind == Zombie {
 		fmt.Fprintf(&b, " for %s", a.Pause)
 	}
 	if a.Kind == Evacuate {
@@ -80,11 +84,15 @@ type Spec struct {
 	Local bool
 	// MinWait and MaxWait bound the pause after each action; MaxPause bounds a freeze.
 	MinWait, MaxWait, MaxPause time.Duration
+	// ZombiePause, when set, adds zombies (at least one per plan) frozen that long: it
+	// must exceed the cluster's heartbeat timeout.
+	ZombiePause time.Duration
 }
 
 // Plan is the schedule of seed under spec. Local plans keep at least one TaskManager
 // running and unblocked and at most spec.Max; every plan holds at least one
-// kill-mid-checkpoint and one evacuation (the suite's required faults), placed by the seed.
+// kill-mid-checkpoint, one evacuation and, with spec.ZombiePause, one zombie (the suite's
+// required faults), placed by the seed.
 func Plan(seed uint64, spec Spec) []Action {
 	r := rand.New(rand.NewPCG(seed, 0x7469646563686173)) // "tidechas"
 	m := &model{next: spec.Initial + 1}
@@ -107,11 +115,16 @@ func Plan(seed uint64, spec Spec) []Action {
 	if !spec.Local {
 		place(KillAM)
 	}
+	kinds := []Kind{Kill, Start, Pause, Pause, Evacuate, KillMidCheckpoint}
+	if spec.ZombiePause > 0 {
+		place(Zombie)
+		kinds = append(kinds, Zombie)
+	}
 	plan := make([]Action, 0, spec.Steps)
 	for i := 0; i < spec.Steps; i++ {
 		k, ok := required[i]
 		if !ok {
-			k = []Kind{Kill, Start, Pause, Pause, Evacuate, KillMidCheckpoint}[r.IntN(6)]
+			k = kinds[r.IntN(len(kinds))]
 			if !spec.Local && k == Start {
 				k = Pause
 			}
@@ -120,6 +133,9 @@ func Plan(seed uint64, spec Spec) []Action {
 		a.Wait = spec.MinWait + time.Duration(r.Int64N(int64(spec.MaxWait-spec.MinWait)+1)).Round(10*time.Millisecond)
 		if k == Pause {
 			a.Pause = 100*time.Millisecond + time.Duration(r.Int64N(int64(spec.MaxPause))).Round(10*time.Millisecond)
+		}
+		if k == Zombie {
+			a.Pause = spec.ZombiePause
 		}
 		if k == Evacuate {
 			a.Via = []Via{ViaREST, ViaCLI}[r.IntN(2)]
@@ -153,7 +169,8 @@ func (m *model) apply(a Action, max int) []Action {
 		a.Kind = Pause
 		a.Pause = 500 * time.Millisecond
 	}
-	removes := a.Kind == Kill || a.Kind == Evacuate || a.Kind == KillMidCheckpoint
+	// A zombie may leave or come back as the AM sees fit: the plan never counts on it again.
+	removes := a.Kind == Kill || a.Kind == Evacuate || a.Kind == KillMidCheckpoint || a.Kind == Zombie
 	if removes && len(m.live) < 2 {
 		out = append(out, Action{Kind: Start, Target: tmName(m.next), Wait: a.Wait})
 		m.live = append(m.live, tmName(m.next))

@@ -8,7 +8,7 @@ import (
 	"time"
 )
 
-var localSpec = Spec{Steps: 12, Initial: 3, Max: 4, Local: true, MinWait: 300 * time.Millisecond, MaxWait: 2 * time.Second, MaxPause: 2 * time.Second}
+var localSpec = Spec{Steps: 12, Initial: 3, Max: 4, Local: true, MinWait: 300 * time.Millisecond, MaxWait: 2 * time.Second, MaxPause: 2 * time.Second, ZombiePause: 5 * time.Second}
 
 func TestPlanIsTheSeedsAlone(t *testing.T) {
 	for seed := uint64(0); seed < 50; seed++ {
@@ -43,12 +43,15 @@ func TestLocalPlanBounds(t *testing.T) {
 					t.Fatalf("seed %d step %d %s: want a new tm-%d", seed, i, a, started)
 				}
 				live[a.Target] = true
-			case Kill, Evacuate, KillMidCheckpoint, Pause:
+			case Kill, Evacuate, KillMidCheckpoint, Pause, Zombie:
 				if !live[a.Target] {
 					t.Fatalf("seed %d step %d %s: target not running and unblocked (%v)", seed, i, a, live)
 				}
 				if a.Kind != Pause {
 					delete(live, a.Target)
+				}
+				if a.Kind == Zombie && a.Pause != localSpec.ZombiePause {
+					t.Fatalf("seed %d step %d %s: want a freeze of %s", seed, i, a, localSpec.ZombiePause)
 				}
 			default:
 				t.Fatalf("seed %d step %d: %s in a local plan", seed, i, a)
@@ -57,7 +60,7 @@ func TestLocalPlanBounds(t *testing.T) {
 				t.Fatalf("seed %d step %d %s: %d TaskManagers left", seed, i, a, len(live))
 			}
 		}
-		if kinds[KillMidCheckpoint] == 0 || kinds[Evacuate] == 0 {
+		if kinds[KillMidCheckpoint] == 0 || kinds[Evacuate] == 0 || kinds[Zombie] == 0 {
 			t.Fatalf("seed %d: plan %v lacks a required fault", seed, plan)
 		}
 	}
@@ -90,6 +93,7 @@ func TestActionString(t *testing.T) {
 		{Action{Kind: Pause, Target: "tm-1", Pause: 300 * time.Millisecond, Wait: time.Second}, "pause tm-1 for 300ms, then wait 1s"},
 		{Action{Kind: Evacuate, Pick: 7, Via: ViaCLI, Wait: time.Second}, "evacuate pick=7 via cli, then wait 1s"},
 		{Action{Kind: KillAM, Wait: time.Second}, "kill-am, then wait 1s"},
+		{Action{Kind: Zombie, Target: "tm-3", Pause: 5 * time.Second, Wait: time.Second}, "zombie tm-3 for 5s, then wait 1s"},
 	} {
 		if got := tt.a.String(); got != tt.want {
 			t.Errorf("String() = %q, want %q", got, tt.want)

@@ -42,7 +42,8 @@ func chaosSeeds(t *testing.T, ci string) []uint64 {
 }
 
 // TestChaosLocal runs CheckableCount on a local cluster of 3 TaskManagers (nodes local-1..3)
-// and, per seed, a schedule of SIGKILLs, starts, SIGSTOP+SIGCONT freezes, blocklist
+// and, per seed, a schedule of SIGKILLs, starts, SIGSTOP+SIGCONT freezes (zombies frozen past the
+// heartbeat timeout among them), blocklist
 // evacuations (REST or CLI) and TaskManagers killed while a checkpoint waits for them; then
 // a TaskManager is killed while the sink writes and commits the final output, and the
 // committed output must be the exact answer. Every action is printed with its time.
@@ -53,7 +54,20 @@ func TestChaosLocal(t *testing.T) {
 }
 
 var localChaosSpec = chaos.Spec{Steps: 10, Initial: 3, Max: 4, Local: true,
-	MinWait: 300 * time.Millisecond, MaxWait: 2 * time.Second, MaxPause: 2 * time.Second}
+	MinWait: 300 * time.Millisecond, MaxWait: 2 * time.Second, MaxPause: 2 * time.Second,
+	ZombiePause: 4 * time.Second}
+
+// localChaosSettings are reactive's with a heartbeat timeout that a zombie's freeze
+// (localChaosSpec.ZombiePause) outlasts; ordinary pauses (at most 2.1 s) stay below it.
+func localChaosSettings(ckpt string) []string {
+	var out []string
+	for _, kv := range reactive(ckpt, "200 ms") {
+		if !strings.HasPrefix(kv, "heartbeat.timeout=") {
+			out = append(out, kv)
+		}
+	}
+	return append(out, "heartbeat.interval=500 ms", "heartbeat.timeout=3 s")
+}
 
 func runLocalChaos(t *testing.T, seed uint64) {
 	j := chaos.NewJournal(t.Output(), seed, fmt.Sprintf("make chaos SEED=%d", seed))
@@ -65,7 +79,7 @@ func runLocalChaos(t *testing.T, seed uint64) {
 	out := t.TempDir()
 	args := []string{"--records", "100000", "--keys", "11", "--rate", "1500", "--output", out}
 	ckpt := t.TempDir()
-	c := startCluster(t, examples.CheckableCountName, args, localChaosSpec.Initial, reactive(ckpt, "200 ms"))
+	c := startCluster(t, examples.CheckableCountName, args, localChaosSpec.Initial, localChaosSettings(ckpt))
 	j.Printf("cluster: AM REST %s, logs %s, job args %q", c.RESTAddress(), c.LogDir(), args)
 	keepLogs(t, j, c.LogDir(), seed)
 	id := jobID(t, c)
@@ -75,7 +89,7 @@ func runLocalChaos(t *testing.T, seed uint64) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := &localChaos{t: t, j: j, c: c, cl: cl, seed: seed, job: id, out: out, blocked: map[string]bool{}}
+	r := &localChaos{t: t, j: j, c: c, cl: cl, seed: seed, job: id, out: out, gone: map[string]bool{}}
 	plan := chaos.Plan(seed, localChaosSpec)
 	for i, a := range plan {
 		j.Printf("plan %2d: %s", i, a)
@@ -108,7 +122,7 @@ type localChaos struct {
 	seed    uint64
 	job     string
 	out     string
-	blocked map[string]bool // TaskManagers whose node the run blocked
+	gone    map[string]bool // TaskManagers the run blocked or made zombies: never acted on again
 }
 
 func (r *localChaos) signal(tm string, sig syscall.Signal) {
@@ -181,6 +195,11 @@ func (r *localChaos) do(step int, a chaos.Action) {
 		r.evacuate(step, a)
 	case chaos.KillMidCheckpoint:
 		r.killMidCheckpoint(a.Target)
+	case chaos.Zombie:
+		r.signal(a.Target, syscall.SIGSTOP)
+		time.Sleep(a.Pause) // past the heartbeat timeout: the AM declares it lost
+		r.signal(a.Target, syscall.SIGCONT)
+		r.gone[a.Target] = true
 	default:
 		r.t.Fatalf("action %s has no meaning on a local cluster", a)
 	}
@@ -207,7 +226,7 @@ func (r *localChaos) evacuate(step int, a chaos.Action) {
 		}
 		r.j.Printf("CLI: %s", strings.TrimSpace(out))
 	}
-	r.blocked[a.Target] = true
+	r.gone[a.Target] = true
 }
 
 // killMidCheckpoint freezes tm, waits until a checkpoint newer than the last completed one
@@ -309,7 +328,7 @@ func finalBegun(out string, k chaos.FinalKill) bool {
 	return false
 }
 
-// topUp starts TaskManagers until n run unblocked, so that the job ends at a parallelism
+// topUp starts TaskManagers until n usable ones run, so that the job ends at a parallelism
 // that finishes its input in bounded time, scaling up on the way.
 func (r *localChaos) topUp(n int) {
 	r.t.Helper()
@@ -322,11 +341,11 @@ func (r *localChaos) topUp(n int) {
 	}
 }
 
-// unblocked lists the running TaskManagers whose node the run did not block, sorted.
+// unblocked lists the running TaskManagers the run neither blocked nor made zombies, sorted.
 func (r *localChaos) unblocked() []string {
 	var live []string
 	for _, tm := range r.c.TaskManagers() {
-		if !r.blocked[tm] {
+		if !r.gone[tm] {
 			live = append(live, tm)
 		}
 	}
