@@ -42,11 +42,11 @@ func chaosSeeds(t *testing.T, ci string) []uint64 {
 }
 
 // TestChaosLocal runs CheckableCount on a local cluster of 3 TaskManagers (nodes local-1..3)
-// and, per seed, a schedule of SIGKILLs, starts, SIGSTOP+SIGCONT freezes (zombies frozen past the
-// heartbeat timeout among them), blocklist
-// evacuations (REST or CLI) and TaskManagers killed while a checkpoint waits for them; then
-// a TaskManager is killed while the sink writes and commits the final output, and the
-// committed output must be the exact answer. Every action is printed with its time.
+// and, per seed, a schedule of SIGKILLs, starts, SIGSTOP+SIGCONT freezes (zombies frozen
+// past the heartbeat timeout among them), blocklist evacuations (REST or CLI) and
+// TaskManagers killed while a checkpoint waits for them; then a TaskManager is killed while
+// the sink writes and commits the final output, and the committed output must be the exact
+// answer. Every action is printed with its time.
 func TestChaosLocal(t *testing.T) {
 	for _, seed := range chaosSeeds(t, ciChaosSeeds) {
 		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) { runLocalChaos(t, seed) })
@@ -115,14 +115,14 @@ func runLocalChaos(t *testing.T, seed uint64) {
 }
 
 type localChaos struct {
-	t       *testing.T
-	j       *chaos.Journal
-	c       *standalone.LocalCluster
-	cl      *api.Client
-	seed    uint64
-	job     string
-	out     string
-	gone    map[string]bool // TaskManagers the run blocked or made zombies: never acted on again
+	t    *testing.T
+	j    *chaos.Journal
+	c    *standalone.LocalCluster
+	cl   *api.Client
+	seed uint64
+	job  string
+	out  string
+	gone map[string]bool // TaskManagers the run blocked or made zombies: never acted on again
 }
 
 func (r *localChaos) signal(tm string, sig syscall.Signal) {
