@@ -69,6 +69,10 @@ func (a *AM) apply(eff core.Effect) {
 }
 
 func (a *AM) release(e core.ReleaseTaskManager) {
+	if e.KeepProcess {
+		a.dropConnection(e)
+		return
+	}
 	a.log.Info("releasing TaskManager", "taskmanager", e.TaskManager, "reason", e.Reason)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	driver := a.driver
@@ -98,4 +102,22 @@ func (a *AM) requestWorkers(n int) {
 			}
 		}
 	}()
+}
+
+// dropConnection ends a standalone TaskManager's session without telling it to exit (the
+// core has forgotten it already): the process stays, reconnects and registers again, as a
+// Flink TaskManager does after losing its JobManager (loop goroutine).
+func (a *AM) dropConnection(e core.ReleaseTaskManager) {
+	s, ok := a.sessions[e.TaskManager]
+	if !ok {
+		return
+	}
+	a.log.Warn("dropping the connection of a TaskManager; its process stays and may register again",
+		"taskmanager", e.TaskManager, "reason", e.Reason)
+	delete(a.sessions, e.TaskManager)
+	a.view.taskManagerLeft(e.TaskManager)
+	if sd, ok := a.driver.(interface{ Forget(core.TaskManagerID) }); ok {
+		sd.Forget(e.TaskManager)
+	}
+	s.close(fmt.Errorf("TaskManager %s: connection dropped: %s", e.TaskManager, e.Reason))
 }

@@ -59,10 +59,13 @@ type RejectTaskManager struct {
 }
 
 // ReleaseTaskManager disconnects a TaskManager and releases its worker (idle after a
-// downscale, evacuated from a blocked node, or heartbeat timed out).
+// downscale, evacuated from a blocked node, or heartbeat timed out). With KeepProcess
+// (standalone, where nothing would start it again) the AM only drops the connection: the
+// TaskManager process stays, reconnects and registers again.
 type ReleaseTaskManager struct {
 	TaskManager TaskManagerID
 	Reason      string
+	KeepProcess bool
 }
 
 // DeclareResources tells the driver how many slots the job wants in total;

@@ -75,7 +75,7 @@ func (s *Scheduler) releaseTaskManagers(now time.Time, tms []TaskManagerID, reas
 	var gone []TaskManagerID
 	for _, tm := range tms {
 		if s.pool.Has(string(tm)) {
-			s.emit(ReleaseTaskManager{TaskManager: tm, Reason: reason})
+			s.emit(ReleaseTaskManager{TaskManager: tm, Reason: reason, KeepProcess: s.opts.KeepTaskManagers})
 			gone = append(gone, tm)
 		}
 	}

@@ -34,6 +34,9 @@ func FormatEffect(eff core.Effect) string {
 	case core.RejectTaskManager:
 		return fmt.Sprintf("reject %s (%s)", e.TaskManager, e.Reason)
 	case core.ReleaseTaskManager:
+		if e.KeepProcess {
+			return fmt.Sprintf("drop connection of %s, process kept (%s)", e.TaskManager, e.Reason)
+		}
 		return fmt.Sprintf("release %s (%s)", e.TaskManager, e.Reason)
 	case core.DeclareResources:
 		if e.Unbounded {

@@ -309,3 +309,41 @@ func TestMinIncreaseKeepsLowerBound(t *testing.T) {
 		return false, nil
 	})
 }
+
+// TestStandaloneSilentTaskManagerStays: a standalone TaskManager whose heartbeats stop
+// (SIGSTOP: connected but silent) is forgotten after heartbeat.timeout, but the AM does not
+// tell its process to exit; once it runs again it reconnects, registers, and the job
+// scales back onto it.
+func TestStandaloneSilentTaskManagerStays(t *testing.T) {
+	c := startLocal(t, standalone.LocalOptions{JobName: examples.TopSpeedWindowingName, JobArgs: []string{"--cars", "8"},
+		TaskManagers: 2, Dynamic: []string{
+			"execution-mode=reactive",
+			"jobmanager.adaptive-scheduler.executing.cooldown-after-rescaling=0 s",
+			"heartbeat.interval=200 ms",
+			"heartbeat.timeout=2 s",
+			"taskmanager.numberOfTaskSlots=1",
+			"state.checkpoints.dir=file://" + t.TempDir(),
+			"execution.checkpointing.interval=1 s",
+		}})
+	id := jobID(t, c)
+	waitRunningAt(t, c, id, 2)
+	if err := c.Signal("tm-2", syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	stopped := true
+	defer func() {
+		if stopped {
+			_ = c.Signal("tm-2", syscall.SIGCONT)
+		}
+	}()
+	waitRunningAt(t, c, id, 1)
+	if err := c.Signal("tm-2", syscall.SIGCONT); err != nil {
+		t.Fatal(err)
+	}
+	stopped = false
+	waitRunningAt(t, c, id, 2)
+	alive := c.TaskManagers()
+	if len(alive) != 2 {
+		t.Fatalf("TaskManager processes still running: %v, want both (the AM must not end a standalone TaskManager)", alive)
+	}
+}
