@@ -13,6 +13,7 @@ import (
 
 	"github.com/tidestream/tide/core"
 	"github.com/tidestream/tide/drivers"
+	"github.com/tidestream/tide/internal/clusterauth"
 	"github.com/tidestream/tide/rpc"
 	"github.com/tidestream/tide/standalone"
 )
@@ -76,6 +77,9 @@ func New(cfg Config) (*AM, error) {
 		return nil, fmt.Errorf("configure AM for job %q: %w", cfg.JobName, err)
 	}
 	cfg.withDefaults()
+	if err := clusterauth.Require(cfg.RPCListener.Addr(), cfg.InternalSecret, "the AM's RPC server (jobmanager.rpc.address)"); err != nil {
+		return nil, fmt.Errorf("configure AM for job %q: %w", cfg.JobName, err)
+	}
 	log := cfg.Logger.With("job", cfg.JobName, "jobID", cfg.JobID)
 	graph, err := cfg.Job.Graph()
 	if err != nil {
@@ -119,7 +123,11 @@ func New(cfg Config) (*AM, error) {
 	if a.driver == nil {
 		a.driver = standalone.New(a.disconnect, log)
 	}
-	a.grpc = grpc.NewServer()
+	var serverOpts []grpc.ServerOption
+	if cfg.InternalSecret.Set() {
+		serverOpts = clusterauth.NewServerAuth(cfg.InternalSecret, log).ServerOptions()
+	}
+	a.grpc = grpc.NewServer(serverOpts...)
 	rpc.RegisterJobManagerServer(a.grpc, &rpcServer{am: a})
 	if cfg.RESTListener != nil {
 		a.rest = &http.Server{Handler: a.restHandler(), ReadHeaderTimeout: 10 * time.Second}
@@ -171,7 +179,8 @@ func (a *AM) Run(ctx context.Context) (Result, error) {
 		defer wg.Done()
 		a.sampleMetrics()
 	}()
-	a.log.Info("AM started", "rpc", a.RPCAddr(), "rest", a.RESTAddr(), "web", a.webURL(), "driver", a.driver.Name())
+	a.log.Info("AM started", "rpc", a.RPCAddr(), "rest", a.RESTAddr(), "web", a.webURL(), "driver", a.driver.Name(),
+		"rpc_auth", a.cfg.InternalSecret.Set())
 
 	recovered, err := a.driver.Start(ctx, a.driverEvents(), a.blocked.contains)
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/tidestream/tide/core"
 	"github.com/tidestream/tide/drivers"
+	"github.com/tidestream/tide/internal/clusterauth"
 	"github.com/tidestream/tide/standalone"
 	"github.com/tidestream/tide/storage"
 	"github.com/tidestream/tide/stream"
@@ -63,6 +64,10 @@ type Config struct {
 	// required when RESTListener is not on a loopback address.
 	RESTAuthToken     string
 	RESTAuthTokenFile string
+	// InternalSecret (security.internal.secret-file, security.internal.secret, or the YARN
+	// container's credentials) authenticates TaskManagers: required when RPCListener is not
+	// on a loopback address, used whenever set (see internal/clusterauth).
+	InternalSecret clusterauth.Secret
 }
 
 func (c *Config) validate() error {

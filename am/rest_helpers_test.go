@@ -14,6 +14,7 @@ import (
 
 	"github.com/tidestream/tide/conf"
 	"github.com/tidestream/tide/examples"
+	"github.com/tidestream/tide/internal/clusterauth"
 	"github.com/tidestream/tide/internal/testkit"
 	"github.com/tidestream/tide/stream"
 )
@@ -34,6 +35,8 @@ type restAMOptions struct {
 	tokenFile string
 	dynamic   []string
 	logger    *slog.Logger // testkit.Logger() if nil
+	rpcBind   string       // default 127.0.0.1
+	secret    clusterauth.Secret
 }
 
 func startRESTAM(t testing.TB, o restAMOptions) *restAM {
@@ -71,7 +74,8 @@ func newRESTAM(t testing.TB, o restAMOptions) (*AM, error) {
 	if !ok {
 		t.Fatalf("job %s not registered", examples.CheckableCountName)
 	}
-	job, err := build([]string{"--records", "1000", "--parallelism", "2", "--output", t.TempDir()})
+	jobArgs := []string{"--records", "1000", "--parallelism", "2", "--output", t.TempDir()}
+	job, err := build(jobArgs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,7 +95,11 @@ func newRESTAM(t testing.TB, o restAMOptions) (*AM, error) {
 	if bind == "" {
 		bind = "127.0.0.1"
 	}
-	rpcLn, err := net.Listen("tcp", "127.0.0.1:0")
+	rpcBind := o.rpcBind
+	if rpcBind == "" {
+		rpcBind = "127.0.0.1"
+	}
+	rpcLn, err := net.Listen("tcp", net.JoinHostPort(rpcBind, "0"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,10 +108,10 @@ func newRESTAM(t testing.TB, o restAMOptions) (*AM, error) {
 		t.Fatal(err)
 	}
 	a, err := New(Config{
-		JobID: testJobID, JobName: examples.CheckableCountName, Job: job,
+		JobID: testJobID, JobName: examples.CheckableCountName, JobArgs: jobArgs, Job: job,
 		Options: SchedulerOptions(cfg), Conf: cfg.Map(), HeartbeatInterval: time.Second,
 		Logger: logger, RPCListener: rpcLn, RESTListener: restLn,
-		RESTAuthToken: o.token, RESTAuthTokenFile: o.tokenFile,
+		RESTAuthToken: o.token, RESTAuthTokenFile: o.tokenFile, InternalSecret: o.secret,
 	})
 	if err != nil {
 		rpcLn.Close()

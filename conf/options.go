@@ -424,6 +424,19 @@ var (
 		Key:         "rest.auth.token-file",
 		Description: "File whose first line is the REST bearer token.",
 	}, stringType{})
+
+	// InternalSecretFile names a file holding the secret of the AM-TaskManager RPC and the data plane.
+	InternalSecretFile = declare[string](Spec{
+		Key:         "security.internal.secret-file",
+		Description: "File (mode 600) whose first line is the shared secret the AM and every TaskManager prove to each other on the RPC connection and between TaskManagers on the data plane (at least 16 bytes). Required when jobmanager.rpc.address or a TaskManager's data plane (--host) is not a loopback address. Alternatives: security.internal.secret, or $TIDE_INTERNAL_SECRET. On YARN, tide run generates one per application and passes it in the containers' credentials.",
+	}, stringType{})
+
+	// InternalSecret is the internal secret itself; prefer InternalSecretFile.
+	InternalSecret = declare[string](Spec{
+		Key:         "security.internal.secret",
+		Description: "The internal secret itself (see security.internal.secret-file, which is preferred); set at most one of the two.",
+		Secret:      true,
+	}, stringType{})
 )
 
 // ---- TaskManager -------------------------------------------------------------------------------

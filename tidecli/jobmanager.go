@@ -70,6 +70,10 @@ func runJobManager(c *cli.Context) error {
 		return fmt.Errorf("jobmanager.scheduler: %s: tide runs the Adaptive scheduler only", conf.Scheduler.Get(cfg))
 	}
 
+	secret, err := internalSecret(cfg)
+	if err != nil {
+		return err
+	}
 	ctx, stop := signal.NotifyContext(c.Context, syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 
@@ -94,7 +98,7 @@ func runJobManager(c *cli.Context) error {
 	}
 	interval, _ := conf.CheckpointingInterval.Lookup(cfg)
 	opts := am.SchedulerOptions(cfg)
-	driver, err := activeDriver(cfg, &opts, rpcLn.Addr(), restLn.Addr())
+	driver, err := activeDriver(cfg, &opts, rpcLn.Addr(), restLn.Addr(), secret)
 	if err != nil {
 		return err
 	}
@@ -117,6 +121,7 @@ func runJobManager(c *cli.Context) error {
 		RESTListener:          restLn,
 		RESTAuthToken:         conf.RestAuthToken.Get(cfg),
 		RESTAuthTokenFile:     conf.RestAuthTokenFile.Get(cfg),
+		InternalSecret:        secret,
 		Watch:                 am.ConfigWatch{Dir: conf.ResolveDir(c.String("configDir")), Dynamic: dynamicArgs(c), Initial: cfg},
 	})
 	if err != nil {

@@ -21,6 +21,7 @@ import (
 	"github.com/tidestream/tide/conf"
 	"github.com/tidestream/tide/core"
 	"github.com/tidestream/tide/drivers"
+	"github.com/tidestream/tide/internal/clusterauth"
 	"github.com/tidestream/tide/storage"
 	"github.com/tidestream/tide/stream"
 	"github.com/tidestream/tide/yarn"
@@ -112,8 +113,21 @@ func runYarnPerJob(c *cli.Context) error {
 	if appName == "" {
 		appName = name
 	}
+	// The AM's RPC port is off loopback on any real cluster, so the AM and TaskManagers
+	// always authenticate on YARN: with the configured secret, else one made for this
+	// application. It travels in the containers' credentials, never in the staged files.
+	secret, _, err := clusterauth.Load(conf.InternalSecret.Get(cfg), conf.InternalSecretFile.Get(cfg))
+	if err != nil {
+		return err
+	}
+	if !secret.Set() {
+		if secret, err = clusterauth.Generate(); err != nil {
+			return err
+		}
+	}
 	sub := yarn.Submission{
 		RM: rm, Staging: staging, Binary: binary,
+		Tokens:            yarnCredentials(secret),
 		Config:            func(dir string) ([]byte, error) { return shippedConfig(cfg, dir) },
 		JobName:           name,
 		JobArgs:           args,
@@ -341,6 +355,10 @@ func shippedConfig(cfg *conf.Config, stagingDir string) ([]byte, error) {
 			m[k] = v
 		}
 	}
+	// The internal secret goes in the containers' credentials (and a local file's path
+	// means nothing on the NodeManagers): never into the staging directory.
+	delete(m, conf.InternalSecret.Key())
+	delete(m, conf.InternalSecretFile.Key())
 	if dir := m[conf.CheckpointsDir.Key()]; dir == "" {
 		m[conf.CheckpointsDir.Key()] = stagingDir + "/checkpoints"
 	} else if !strings.HasPrefix(dir, "hdfs://") {
@@ -373,7 +391,7 @@ func jobManagerOverrides(cfg *conf.Config) []string {
 // activeDriver builds the YARN driver when this AM runs in a YARN container (tide run
 // put the scheduler address in its environment); otherwise nil (standalone). It also
 // enables active worker requests in opts.
-func activeDriver(cfg *conf.Config, opts *core.Options, rpc, rest net.Addr) (drivers.Driver, error) {
+func activeDriver(cfg *conf.Config, opts *core.Options, rpc, rest net.Addr, secret clusterauth.Secret) (drivers.Driver, error) {
 	if !yarn.InContainer() {
 		return nil, nil
 	}
@@ -382,7 +400,7 @@ func activeDriver(cfg *conf.Config, opts *core.Options, rpc, rest net.Addr) (dri
 		return nil, err
 	}
 	opts.ActiveWorkers = aw
-	d, err := yarn.NewDriverFromConf(cfg, rpc, rest, slog.Default())
+	d, err := yarn.NewDriverFromConf(cfg, rpc, rest, yarnCredentials(secret), slog.Default())
 	if err != nil {
 		return nil, fmt.Errorf("the YARN driver: %w", err)
 	}

@@ -53,9 +53,14 @@ func runTaskManager(c *cli.Context) error {
 		_, _ = rand.Read(b[:])
 		id = node + "-" + hex.EncodeToString(b[:])
 	}
+	secret, err := internalSecret(cfg)
+	if err != nil {
+		return err
+	}
 	ctx, stop := signal.NotifyContext(c.Context, syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	return worker.Run(ctx, worker.Config{
+		Secret:         secret,
 		AMAddress:      net.JoinHostPort(conf.JobManagerRPCAddress.Get(cfg), strconv.Itoa(conf.JobManagerRPCPort.Get(cfg))),
 		ID:             id,
 		NodeID:         node,

@@ -43,8 +43,9 @@ func InContainer() bool { return os.Getenv(EnvSchedulerAddress) != "" }
 // NewDriverFromConf assembles the YARN driver of an AM running in a YARN container from
 // the configuration and the environment tide run gave the container: the AMRM token, the
 // scheduler and client addresses, the TaskManagers' resources and launch environment, the
-// staging directory's attempt records. rpc and rest are where the AM listens.
-func NewDriverFromConf(cfg *conf.Config, rpc, rest net.Addr, log *slog.Logger) (*Driver, error) {
+// staging directory's attempt records. rpc and rest are where the AM listens; tmTokens is
+// the credentials blob (the internal secret) every TaskManager container gets.
+func NewDriverFromConf(cfg *conf.Config, rpc, rest net.Addr, tmTokens []byte, log *slog.Logger) (*Driver, error) {
 	if log == nil {
 		log = slog.Default()
 	}
@@ -104,7 +105,8 @@ func NewDriverFromConf(cfg *conf.Config, rpc, rest net.Addr, log *slog.Logger) (
 	}
 	launch := TaskManagerLaunch{
 		Resources: res, AMHost: rpcHost, AMPort: rpcPort,
-		Env: map[string]string{"HADOOP_USER_NAME": usr, "TIDE_LOG_LEVEL": os.Getenv("TIDE_LOG_LEVEL")},
+		Env:    map[string]string{"HADOOP_USER_NAME": usr, "TIDE_LOG_LEVEL": os.Getenv("TIDE_LOG_LEVEL")},
+		Tokens: tmTokens,
 	}
 	if fs := os.Getenv(storage.EnvDefaultFS); fs != "" {
 		launch.Env[storage.EnvDefaultFS] = fs // hdfs:/// paths (outputs, checkpoints) in TaskManagers

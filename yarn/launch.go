@@ -97,6 +97,9 @@ type TaskManagerLaunch struct {
 	// Dynamic are extra -D properties (key=value) for every TaskManager.
 	Dynamic []string
 	Env     map[string]string
+	// Tokens is a Hadoop credentials blob for every TaskManager container (the internal
+	// secret): the NodeManager hands it over as a file only the application's user reads.
+	Tokens []byte
 }
 
 // Context is the launch context of TaskManager id on node.
@@ -115,6 +118,7 @@ func (l TaskManagerLaunch) Context(id core.TaskManagerID, node core.NodeID) *yar
 		LocalResources: l.Resources,
 		Environment:    envProto(l.Env),
 		Command:        []string{cmd},
+		Tokens:         l.Tokens,
 	}
 }
 

@@ -51,6 +51,9 @@ type Submission struct {
 	User                        string
 	// Env is extra AM environment (TIDE_LOG_LEVEL, …).
 	Env map[string]string
+	// Tokens is a Hadoop credentials blob for the AM container (the internal secret); the
+	// ResourceManager adds the AMRMToken to it.
+	Tokens []byte
 
 	Logger *slog.Logger
 }
@@ -129,6 +132,7 @@ func Submit(ctx context.Context, s Submission) (*Application, error) {
 			LocalResources: res,
 			Environment:    envProto(env),
 			Command:        []string{containerCommand(args, "jobmanager")},
+			Tokens:         s.Tokens,
 		},
 		MaxAppAttempts:  proto.Int32(int32(s.Attempts)),
 		Resource:        am,

@@ -17,4 +17,6 @@ var (
 	ErrOutputClosed = errors.New("netplane: output already closed")
 	// ErrProtocol: a malformed frame or a peer that broke the protocol.
 	ErrProtocol = errors.New("netplane: protocol violation")
+	// ErrUnauthenticated: a peer without the internal secret, or with another one.
+	ErrUnauthenticated = errors.New("netplane: peer not authenticated")
 )

@@ -22,6 +22,7 @@ const (
 	frameEnd    frameType = 4 // no payload: end of stream
 	frameCredit frameType = 5 // payload: uint32 credits granted
 	frameReset  frameType = 6 // payload: reason; aborts the channel
+	frameAuth   frameType = 7 // payload: HMAC proof of the internal secret (handshake only)
 )
 
 func (t frameType) String() string {
@@ -38,6 +39,8 @@ func (t frameType) String() string {
 		return "CREDIT"
 	case frameReset:
 		return "RESET"
+	case frameAuth:
+		return "AUTH"
 	default:
 		return fmt.Sprintf("frameType(%d)", uint8(t))
 	}
@@ -51,7 +54,7 @@ const (
 	// maxControlPayload bounds every frame other than DATA.
 	maxControlPayload = 64 << 10
 	helloMagic        = "TIDENP"
-	protocolVersion   = 1
+	protocolVersion   = 2 // 2: HELLO carries flags and a nonce; AUTH frames
 	maxResetReason    = 1024
 )
 
@@ -94,7 +97,7 @@ func readFrame(r *bufio.Reader, alloc func(n int) []byte) (frame, error) {
 	switch f.typ {
 	case frameData:
 		limit = maxFramePayload
-	case frameHello, frameOpen, frameEnd, frameCredit, frameReset:
+	case frameHello, frameOpen, frameEnd, frameCredit, frameReset, frameAuth:
 	default:
 		return frame{}, fmt.Errorf("%w: unknown frame type %d on stream %d", ErrProtocol, hdr[0], f.stream)
 	}
@@ -115,15 +118,28 @@ func readFrame(r *bufio.Reader, alloc func(n int) []byte) (frame, error) {
 	return f, nil
 }
 
-// hello is the handshake payload.
+// hello is the handshake payload: magic, version, flags, a nonce when the sender
+// authenticates, and the sender's listen address.
 type hello struct {
 	version uint16
+	nonce   []byte // helloNonceBytes when the sender holds the internal secret, else nil
 	addr    string // the sender's listen address
 }
+
+const (
+	helloFlagAuth   = 1
+	helloNonceBytes = 16
+)
 
 func appendHello(b []byte, h hello) []byte {
 	b = append(b, helloMagic...)
 	b = binary.BigEndian.AppendUint16(b, h.version)
+	if len(h.nonce) > 0 {
+		b = append(b, helloFlagAuth)
+		b = append(b, h.nonce...)
+	} else {
+		b = append(b, 0)
+	}
 	return append(b, h.addr...)
 }
 
@@ -131,10 +147,27 @@ func decodeHello(b []byte) (hello, error) {
 	if len(b) < len(helloMagic)+2 || string(b[:len(helloMagic)]) != helloMagic {
 		return hello{}, fmt.Errorf("%w: HELLO payload does not start with %q", ErrProtocol, helloMagic)
 	}
-	h := hello{version: binary.BigEndian.Uint16(b[len(helloMagic):]), addr: string(b[len(helloMagic)+2:])}
+	h := hello{version: binary.BigEndian.Uint16(b[len(helloMagic):])}
+	rest := b[len(helloMagic)+2:]
 	if h.version != protocolVersion {
-		return h, fmt.Errorf("%w: peer %s speaks protocol version %d, expected %d", ErrProtocol, h.addr, h.version, protocolVersion)
+		return h, fmt.Errorf("%w: peer speaks protocol version %d, expected %d (a different tide build?)", ErrProtocol, h.version, protocolVersion)
 	}
+	if len(rest) < 1 {
+		return h, fmt.Errorf("%w: HELLO payload has no flags byte", ErrProtocol)
+	}
+	flags := rest[0]
+	rest = rest[1:]
+	if flags&^helloFlagAuth != 0 {
+		return h, fmt.Errorf("%w: HELLO flags %#x: unknown bits", ErrProtocol, flags)
+	}
+	if flags&helloFlagAuth != 0 {
+		if len(rest) < helloNonceBytes {
+			return h, fmt.Errorf("%w: HELLO announces authentication without a %d-byte nonce", ErrProtocol, helloNonceBytes)
+		}
+		h.nonce = append([]byte(nil), rest[:helloNonceBytes]...)
+		rest = rest[helloNonceBytes:]
+	}
+	h.addr = string(rest)
 	return h, nil
 }
 

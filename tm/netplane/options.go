@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"log/slog"
 	"time"
+
+	"github.com/tidestream/tide/internal/clusterauth"
 )
 
 // Defaults applied by Listen to zero-valued Options fields. They follow Flink's
@@ -36,6 +38,10 @@ type Options struct {
 	BufferBytes int
 	// Logger receives connection-level events; nil uses slog.Default().
 	Logger *slog.Logger
+	// Secret is the internal secret: when set, every connection proves it both ways in the
+	// handshake and a peer without it is refused. Listen refuses an address off loopback
+	// without one.
+	Secret clusterauth.Secret
 }
 
 // withDefaults returns o with zero fields replaced by defaults, or an error

@@ -10,6 +10,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/tidestream/tide/internal/clusterauth"
 )
 
 // handshakeTimeout bounds the HELLO exchange so a peer that accepts TCP but
@@ -56,6 +58,10 @@ func Listen(ctx context.Context, addr string, opts Options) (*Plane, error) {
 	ln, err := lc.Listen(ctx, "tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("netplane: listen on %s: %w", addr, err)
+	}
+	if err := clusterauth.Require(ln.Addr(), opts.Secret, "the TaskManager's data plane (taskmanager.data.port on --host)"); err != nil {
+		_ = ln.Close()
+		return nil, fmt.Errorf("netplane: %w", err)
 	}
 	p := &Plane{
 		opts:     opts,
@@ -360,33 +366,98 @@ func (p *Plane) handshakePeer(ctx context.Context, nc net.Conn, br *bufio.Reader
 		stop()
 		_ = nc.SetDeadline(time.Time{})
 	}()
-	send := func() error {
-		bw := bufio.NewWriterSize(nc, 256)
-		if err := writeFrame(bw, frameHello, 0, appendHello(nil, hello{version: protocolVersion, addr: p.addr})); err != nil {
+	secret := p.opts.Secret
+	var nonce []byte
+	if secret.Set() {
+		var err error
+		if nonce, err = clusterauth.Nonce(helloNonceBytes); err != nil {
+			return "", err
+		}
+	}
+	bw := bufio.NewWriterSize(nc, 256)
+	send := func(t frameType, payload []byte) error {
+		if err := writeFrame(bw, t, 0, payload); err != nil {
 			return err
 		}
 		return bw.Flush()
 	}
+	// refuse tells the peer why before the connection is dropped.
+	refuse := func(reason string) error {
+		_ = send(frameReset, resetReason(reason))
+		return fmt.Errorf("%w: %s", ErrUnauthenticated, reason)
+	}
+	recv := func(want frameType) ([]byte, error) {
+		f, err := readFrame(br, func(int) []byte { return nil })
+		if err != nil {
+			return nil, ctxErr(ctx, err)
+		}
+		if f.typ == frameReset {
+			return nil, fmt.Errorf("%w: the peer refused the connection: %s", ErrUnauthenticated, f.payload)
+		}
+		if f.typ != want {
+			return nil, fmt.Errorf("%w: expected %s, got %s", ErrProtocol, want, f.typ)
+		}
+		return f.payload, nil
+	}
+	own := appendHello(nil, hello{version: protocolVersion, nonce: nonce, addr: p.addr})
 	if dialer {
-		if err := send(); err != nil {
+		if err := send(frameHello, own); err != nil {
 			return "", ctxErr(ctx, err)
 		}
 	}
-	f, err := readFrame(br, func(int) []byte { return nil })
-	if err != nil {
-		return "", ctxErr(ctx, err)
-	}
-	if f.typ != frameHello {
-		return "", fmt.Errorf("%w: expected HELLO, got %s", ErrProtocol, f.typ)
-	}
-	h, err := decodeHello(f.payload)
+	payload, err := recv(frameHello)
 	if err != nil {
 		return "", err
 	}
+	h, err := decodeHello(payload)
+	if err != nil {
+		return "", err
+	}
+	switch {
+	case secret.Set() && h.nonce == nil:
+		return "", refuse(fmt.Sprintf("the data plane at %s requires the internal secret and the peer %s has none: start every TaskManager with the same %s (or %s)",
+			p.addr, h.addr, clusterauth.KeySecretFile, clusterauth.KeySecret))
+	case !secret.Set() && h.nonce != nil:
+		return "", refuse(fmt.Sprintf("the data plane at %s has no internal secret and the peer %s uses one: start every TaskManager with the same %s (or %s)",
+			p.addr, h.addr, clusterauth.KeySecretFile, clusterauth.KeySecret))
+	}
 	if !dialer {
-		if err := send(); err != nil {
+		if err := send(frameHello, own); err != nil {
 			return "", err
 		}
+	}
+	if !secret.Set() {
+		return h.addr, nil
+	}
+	// Nonces in the order dialer, acceptor, so both sides compute the same messages.
+	dn, an := nonce, h.nonce
+	if !dialer {
+		dn, an = h.nonce, nonce
+	}
+	if dialer {
+		proof, err := recv(frameAuth)
+		if err != nil {
+			return "", err
+		}
+		if !secret.Verify(proof, "tide-data-acceptor", dn, an) {
+			return "", refuse(fmt.Sprintf("the peer %s proved a different internal secret: start every TaskManager with the same %s (or %s)",
+				h.addr, clusterauth.KeySecretFile, clusterauth.KeySecret))
+		}
+		if err := send(frameAuth, secret.Proof("tide-data-dialer", dn, an)); err != nil {
+			return "", err
+		}
+		return h.addr, nil
+	}
+	if err := send(frameAuth, secret.Proof("tide-data-acceptor", dn, an)); err != nil {
+		return "", err
+	}
+	proof, err := recv(frameAuth)
+	if err != nil {
+		return "", err
+	}
+	if !secret.Verify(proof, "tide-data-dialer", dn, an) {
+		return "", refuse(fmt.Sprintf("the peer %s proved a different internal secret: start every TaskManager with the same %s (or %s)",
+			h.addr, clusterauth.KeySecretFile, clusterauth.KeySecret))
 	}
 	return h.addr, nil
 }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/tidestream/tide/internal/clusterauth"
 	"github.com/tidestream/tide/rpc"
 )
 
@@ -36,6 +37,10 @@ type Config struct {
 	// InitialBackoff and MaxBackoff pace connection attempts.
 	InitialBackoff, MaxBackoff time.Duration
 	Logger                     *slog.Logger
+	// Secret is the internal secret (security.internal.secret-file, ...): the TaskManager
+	// proves it to the AM and to other TaskManagers' data planes, and requires the same of
+	// them. Required when the data plane listens off loopback.
+	Secret clusterauth.Secret
 }
 
 func (c *Config) validate() error {

@@ -9,7 +9,9 @@ import (
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/status"
 
+	"github.com/tidestream/tide/internal/clusterauth"
 	"github.com/tidestream/tide/rpc"
 	"github.com/tidestream/tide/storage"
 	"github.com/tidestream/tide/tm/netplane"
@@ -27,12 +29,13 @@ func Run(ctx context.Context, cfg Config) error {
 	}
 	cfg.withDefaults()
 	log := cfg.Logger.With("taskmanager", cfg.ID, "node", cfg.NodeID)
-	plane, err := netplane.Listen(ctx, cfg.DataAddress, netplane.Options{Logger: log})
+	plane, err := netplane.Listen(ctx, cfg.DataAddress, netplane.Options{Logger: log, Secret: cfg.Secret})
 	if err != nil {
 		return fmt.Errorf("TaskManager %s: start data plane: %w", cfg.ID, err)
 	}
 	defer plane.Close()
-	log.Info("TaskManager started", "slots", cfg.Slots, "dataAddress", plane.Addr(), "am", cfg.AMAddress, "build", cfg.BuildID)
+	log.Info("TaskManager started", "slots", cfg.Slots, "dataAddress", plane.Addr(), "am", cfg.AMAddress, "build", cfg.BuildID,
+		"internal_auth", cfg.Secret.Set())
 	w := &worker{cfg: cfg, log: log, plane: plane, am: cfg.AMAddress}
 	if cfg.AMAddressFile != "" {
 		if w.addrFile, err = newAddressFile(cfg.AMAddressFile); err != nil {
@@ -152,7 +155,12 @@ func (w *worker) connect(ctx context.Context) (*connection, error) {
 	stopAbort := context.AfterFunc(ctx, cancel)
 	defer stopAbort()
 	c := &connection{cc: cc, cancel: cancel}
-	stream, err := rpc.NewJobManagerClient(cc).Connect(sctx)
+	proof, err := clusterauth.NewClientProof(w.cfg.Secret)
+	if err != nil {
+		c.close()
+		return nil, err
+	}
+	stream, err := rpc.NewJobManagerClient(cc).Connect(proof.Context(sctx))
 	if err != nil {
 		c.close()
 		return nil, fmt.Errorf("open stream to AM %s: %w", w.am, err)
@@ -170,10 +178,23 @@ func (w *worker) connect(ctx context.Context) (*connection, error) {
 	timer.Stop()
 	if err != nil {
 		c.close()
+		if clusterauth.IsUnauthenticated(err) {
+			// Retrying cannot help: the secrets differ. Exit with the AM's reason.
+			return nil, fmt.Errorf("TaskManager %s: %w: %s", w.cfg.ID, ErrRejected, status.Convert(err).Message())
+		}
 		return nil, fmt.Errorf("await registration answer from AM %s: %w", w.am, err)
 	}
 	switch k := first.GetKind().(type) {
 	case *rpc.JobManagerMessage_Registered:
+		// Headers arrived before the first message: check the AM proved the secret.
+		hdr, herr := stream.Header()
+		if herr == nil {
+			herr = proof.CheckServer(hdr, w.am)
+		}
+		if herr != nil {
+			c.close()
+			return nil, fmt.Errorf("TaskManager %s: %w: %w", w.cfg.ID, ErrRejected, herr)
+		}
 		c.registered = k.Registered
 		return c, nil
 	case *rpc.JobManagerMessage_Rejected:
