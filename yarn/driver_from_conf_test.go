@@ -45,7 +45,7 @@ func TestNewDriverFromConfOutsideAContainer(t *testing.T) {
 		t.Fatal(err)
 	}
 	addr := &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 1}
-	if _, err := NewDriverFromConf(c, addr, addr, nil); err == nil || !strings.Contains(err.Error(), EnvSchedulerAddress) {
+	if _, err := NewDriverFromConf(c, addr, addr, nil, nil); err == nil || !strings.Contains(err.Error(), EnvSchedulerAddress) {
 		t.Fatalf("NewDriverFromConf outside a container: %v, want an error naming %s", err, EnvSchedulerAddress)
 	}
 }
