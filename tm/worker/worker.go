@@ -186,14 +186,16 @@ func (w *worker) connect(ctx context.Context) (*connection, error) {
 	}
 	switch k := first.GetKind().(type) {
 	case *rpc.JobManagerMessage_Registered:
-		// Headers arrived before the first message: check the AM proved the secret.
-		hdr, herr := stream.Header()
-		if herr == nil {
-			herr = proof.CheckServer(hdr, w.am)
-		}
-		if herr != nil {
-			c.close()
-			return nil, fmt.Errorf("TaskManager %s: %w: %w", w.cfg.ID, ErrRejected, herr)
+		if proof != nil {
+			// Headers arrived before the first message: check the AM proved the secret.
+			hdr, herr := stream.Header()
+			if herr == nil {
+				herr = proof.CheckServer(hdr, w.am)
+			}
+			if herr != nil {
+				c.close()
+				return nil, fmt.Errorf("TaskManager %s: %w: %w", w.cfg.ID, ErrRejected, herr)
+			}
 		}
 		c.registered = k.Registered
 		return c, nil
