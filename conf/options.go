@@ -74,7 +74,7 @@ var (
 	ExecutingCooldownAfterRescaling = declare[time.Duration](Spec{
 		Key: asPrefix + "executing.cooldown-after-rescaling", Default: "30 s",
 		Deprecated:  []string{asPrefix + "scaling-interval.min"},
-		Description: "Minimum time between two rescales, measured from entering Executing.",
+		Description: "Minimum time between two rescales, measured from entering Executing. Workers that a deployment had to go without (requested or adopted, still on their way when it could wait no longer) end it early when they register.",
 		Reloadable:  true,
 	}, durationType{})
 
