@@ -1,6 +1,8 @@
 package e2e
 
 import (
+	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"os"
@@ -16,6 +18,7 @@ import (
 	"github.com/tidestream/tide/examples"
 	"github.com/tidestream/tide/internal/testkit"
 	"github.com/tidestream/tide/standalone"
+	"github.com/tidestream/tide/storage"
 	"github.com/tidestream/tide/test/hadoop/hadooptest"
 	"github.com/tidestream/tide/yarn"
 )
@@ -111,20 +114,45 @@ func blockFor30m(t *testing.T, base, node string) {
 	}
 }
 
-// waitStable waits until two reads of the AM state a moment apart agree on everything
-// but the checkpoint counters: the AM has persisted what it shows (the persisted file is
-// written within milliseconds of a change; the REST blocklist add waits for it).
-func waitStable(t *testing.T, get testkit.Getter, jid string, ok func(amStateView) bool) amStateView {
+// persistedCounts are the sizes of what the AM persisted in its _am_state file.
+type persistedCounts struct {
+	Blocklist   []json.RawMessage `json:"blocklist"`
+	Rescales    []json.RawMessage `json:"rescales"`
+	Exceptions  []json.RawMessage `json:"exceptions"`
+	Checkpoints struct {
+		Counts struct {
+			Completed int64 `json:"completed"`
+		} `json:"counts"`
+	} `json:"checkpoints"`
+}
+
+// waitPersisted waits until the AM shows what the test did (ok) and its _am_state file
+// (read by readFile) holds as many blocked nodes, rescales and exceptions as REST shows: a
+// crash from then on cannot lose them. The view returned counts the completed checkpoints
+// the file holds (the counters are persisted after the fact, so REST may be ahead).
+func waitPersisted(t *testing.T, get testkit.Getter, jid string, ok func(amStateView) bool, readFile func() ([]byte, error)) amStateView {
 	t.Helper()
 	var v amStateView
-	testkit.WaitFor(t, "the AM state to show what the test did", func() (bool, error) {
+	testkit.WaitFor(t, "the AM state shown and persisted", func() (bool, error) {
 		var err error
 		if v, err = readAMStateView(get, jid); err != nil {
 			return false, err
 		}
-		return ok(v), fmt.Errorf("state %+v", v)
+		if !ok(v) {
+			return false, fmt.Errorf("state %+v", v)
+		}
+		data, err := readFile()
+		if err != nil {
+			return false, err
+		}
+		var p persistedCounts
+		if err := json.Unmarshal(data, &p); err != nil {
+			return false, err
+		}
+		v.Completed = p.Checkpoints.Counts.Completed
+		return len(p.Blocklist) == len(v.Blocked) && len(p.Rescales) == len(v.Rescales) && len(p.Exceptions) == len(v.Exceptions),
+			fmt.Errorf("persisted %d blocked, %d rescales, %d exceptions; shown %+v", len(p.Blocklist), len(p.Rescales), len(p.Exceptions), v)
 	})
-	time.Sleep(time.Second) // let the writer catch up with the last change before the kill
 	return v
 }
 
@@ -171,9 +199,9 @@ func TestAMStateSurvivesStandaloneAMKill(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitRunningAt(t, c, jid, 1)
-	before := waitStable(t, restOf(c), jid, func(v amStateView) bool {
+	before := waitPersisted(t, restOf(c), jid, func(v amStateView) bool {
 		return len(v.Blocked) == 1 && len(v.Rescales) >= 2 && len(v.Exceptions) >= 1 && v.Completed >= 3
-	})
+	}, func() ([]byte, error) { return os.ReadFile(filepath.Join(ckpt, jid, "_am_state")) })
 
 	pid, ok := amProcess(restPort)
 	if !ok {
@@ -235,10 +263,15 @@ func TestAMStateSurvivesYARNAMKill(t *testing.T) {
 	tms := waitYarnRunning(t, r.track, jid, 2, nil)
 	blockFor30m(t, r.track, "node-outside-the-cluster")
 	// A TaskManager killed: an exception and rescales; YARN gives a replacement.
-	killTaskManager(t, tms[1].ID)
+	killAppTaskManager(t, r.app, tms[1].ID)
 	waitYarnRunning(t, r.track, jid, 2, map[string]bool{tms[1].ID: true})
-	before := waitStable(t, testkit.RESTGetter(r.track), jid, func(v amStateView) bool {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	_, staging := openStaging(ctx, t, r)
+	before := waitPersisted(t, testkit.RESTGetter(r.track), jid, func(v amStateView) bool {
 		return len(v.Blocked) == 1 && len(v.Rescales) >= 2 && len(v.Exceptions) >= 1 && v.Completed >= 3
+	}, func() ([]byte, error) {
+		return storage.ReadFile(ctx, staging, r.app+"/checkpoints/"+jid+"/_am_state")
 	})
 	procs := containerProcesses(r.app, 1, "taskmanager")
 	waitContainersReported(t, yarnSite(t, env), procs)
@@ -250,6 +283,21 @@ func TestAMStateSurvivesYARNAMKill(t *testing.T) {
 		t.Fatal(err)
 	}
 	survived(t, before, after)
+}
+
+// killAppTaskManager SIGKILLs TaskManager id of app's first attempt. It looks only at
+// app's containers: TaskManager ids repeat across applications on the shared cluster.
+func killAppTaskManager(t *testing.T, app, id string) {
+	t.Helper()
+	var p tmProcess
+	testkit.WaitFor(t, "the process of TaskManager "+id, func() (bool, error) {
+		var ok bool
+		p, ok = containerProcesses(app, 1, "taskmanager")[id]
+		return ok, nil
+	})
+	if err := syscall.Kill(p.PID, syscall.SIGKILL); err != nil {
+		t.Fatalf("killing TaskManager %s (pid %d): %v", id, p.PID, err)
+	}
 }
 
 // requireYARNAttempts is hadooptest.RequireYARN for a test that needs a second AM attempt.
