@@ -30,7 +30,8 @@ import (
 // ends.
 //
 // Final files are named part-<sink>-[<run id>.]<attempt>-<subtask>-<seq>; readers should
-// ignore names starting with ".".
+// ignore names starting with ".". An output directory belongs to one job: a sink deletes the
+// hidden files of its name left there by other AM processes or earlier attempts.
 func FileSink[T any](s DataStream[T], name, dir string, format func(T) string) {
 	out, err := ParseOutput(name, dir)
 	if err != nil {
