@@ -70,21 +70,9 @@ func (a *AM) startSavepoint(w http.ResponseWriter, r *http.Request, kind operati
 	default:
 		problems = append(problems, fmt.Sprintf("formatType %q: expected CANONICAL or NATIVE", format))
 	}
-	cfg := a.ConfigInForce()
-	if target == "" {
-		target = cfg[savepointsDirKey]
-	}
-	var targetURI string
-	if target == "" {
-		problems = append(problems, "no target directory: set target-directory in the request or "+savepointsDirKey+" in the configuration")
-	} else if u, err := parseSavepointLocation(target); err != nil {
-		problems = append(problems, fmt.Sprintf("target directory: %v", err))
-	} else if roots, err := newSavepointRoots(cfg[savepointsDirKey], cfg[savepointsAllowedDirsKey]); err != nil {
-		problems = append(problems, fmt.Sprintf("the AM's savepoint directories: %v", err))
-	} else if err := roots.check(u); err != nil {
+	targetURI, err := a.SavepointTarget(target)
+	if err != nil {
 		problems = append(problems, err.Error())
-	} else {
-		targetURI = u.String()
 	}
 	if len(problems) > 0 {
 		writeErrors(w, http.StatusBadRequest, problems)

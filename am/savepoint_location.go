@@ -69,6 +69,31 @@ func parseSavepointLocation(raw string) (*url.URL, error) {
 	return u, nil
 }
 
+// SavepointTarget resolves the target directory of a savepoint request ("": the configured
+// state.savepoints.dir) to the URI to write under, or says why it is refused: no target, a
+// malformed location, or one outside state.savepoints.dir and state.savepoints.allowed-dirs.
+func (a *AM) SavepointTarget(target string) (string, error) {
+	cfg := a.ConfigInForce()
+	if target == "" {
+		target = cfg[savepointsDirKey]
+	}
+	if target == "" {
+		return "", errors.New("no target directory: set target-directory in the request or " + savepointsDirKey + " in the configuration")
+	}
+	u, err := parseSavepointLocation(target)
+	if err != nil {
+		return "", fmt.Errorf("target directory: %w", err)
+	}
+	roots, err := newSavepointRoots(cfg[savepointsDirKey], cfg[savepointsAllowedDirsKey])
+	if err != nil {
+		return "", fmt.Errorf("the AM's savepoint directories: %w", err)
+	}
+	if err := roots.check(u); err != nil {
+		return "", err
+	}
+	return u.String(), nil
+}
+
 // savepointRoots are the directories savepoints may be written under.
 type savepointRoots struct {
 	roots []*url.URL
