@@ -36,7 +36,7 @@ awk '/metrics=/ { split($1, n, "metrics="); on = (n[2] ~ /^true/); for (i = 1; i
     if (on && v > best_on) best_on = v; if (!on && v > best_off) best_off = v }
   END { if (best_on && best_off) printf "    task metrics: %.0f words/s on, %.0f off: on/off = %.3f\n", best_on, best_off, best_on / best_off }' "$out/exec.txt"
 
-section "end to end over real processes: rescale downtime and cold start of N=2/8 TaskManagers (next to the bare binary's start), WordCount"
+section "end to end over real processes: rescale downtime and cold start of N=2/8 TaskManagers (next to the bare binary's start), WordCount at p=1 and p=2 (next to a hand-written single-goroutine loop on the same input)"
 test/e2e/bench.sh | tee "$out/e2e.txt"
 
 if command -v java >/dev/null && command -v mvn >/dev/null; then
