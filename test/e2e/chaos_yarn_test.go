@@ -96,6 +96,38 @@ func runYARNChaos(t *testing.T, env *hadooptest.Env, seed uint64) {
 	if left := hiddenFiles(out); len(left) > 0 {
 		j.Printf("leftover files in the output directory after the job: %v", left)
 	}
+	checkRejections(t, j, env, run.app)
+}
+
+// chaosStrictEnv makes the chaos suite fail on known defects besides the exact answer.
+// Not in CI yet: on YARN, TaskManagers released by an evacuation still reconnect and are
+// rejected ("the AM rejected this TaskManager; exiting", issue 10 item 7), in every YARN
+// seed tried (1-6). `make chaos TIDE_CHAOS_STRICT=1` shows it.
+const chaosStrictEnv = "TIDE_CHAOS_STRICT"
+
+// checkRejections journals every TaskManager of app that exited because the AM rejected
+// it: a TaskManager the AM released or evacuated must get its Disconnect and leave
+// quietly. Under TIDE_CHAOS_STRICT=1 any such exit fails the test.
+func checkRejections(t *testing.T, j *chaos.Journal, env *hadooptest.Env, app string) {
+	t.Helper()
+	var lines []string
+	for _, f := range containerLogs(env, app) {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			continue
+		}
+		for _, l := range strings.Split(string(b), "\n") {
+			if strings.Contains(l, "the AM rejected this TaskManager") {
+				lines = append(lines, filepath.Base(filepath.Dir(f))+": "+l)
+			}
+		}
+	}
+	for _, l := range lines {
+		j.Printf("rejected TaskManager: %s", l)
+	}
+	if len(lines) > 0 && os.Getenv(chaosStrictEnv) == "1" {
+		t.Errorf("%d TaskManagers exited rejected by the AM instead of disconnected (issue 10 item 7):\n%s", len(lines), strings.Join(lines, "\n"))
+	}
 }
 
 func (r *yarnChaos) checkpoints() (testkit.CheckpointStats, error) {
