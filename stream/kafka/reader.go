@@ -227,9 +227,9 @@ func (r *reader[T]) NotifyCheckpointComplete(_ context.Context, checkpointID int
 	if !ok || len(offsets) == 0 || r.client == nil {
 		return nil
 	}
-	var os kadm.Offsets
+	var commit kadm.Offsets
 	for tp, off := range offsets {
-		os.Add(kadm.Offset{Topic: tp.Topic, Partition: tp.Partition, At: off, LeaderEpoch: -1})
+		commit.Add(kadm.Offset{Topic: tp.Topic, Partition: tp.Partition, At: off, LeaderEpoch: -1})
 	}
 	cl := r.client
 	r.commits.Add(1)
@@ -237,7 +237,7 @@ func (r *reader[T]) NotifyCheckpointComplete(_ context.Context, checkpointID int
 		defer r.commits.Done()
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
-		resp, err := kadm.NewClient(cl).CommitOffsets(ctx, r.cfg.GroupID, os)
+		resp, err := kadm.NewClient(cl).CommitOffsets(ctx, r.cfg.GroupID, commit)
 		if err == nil {
 			err = resp.Error()
 		}

@@ -332,7 +332,7 @@ func TestSourcePartitionWatermarks(t *testing.T) {
 	e := kafkatest.Require(t)
 	topic := e.CreateTopic(t, 2)
 	s := testSource(e, topic)
-	s.Watermarks = &PartitionWatermarks{MaxOutOfOrderness: 5 * time.Millisecond, IdleTimeout: 2 * time.Second}
+	s.Watermarks = &PartitionWatermarks{MaxOutOfOrderness: 5 * time.Millisecond, IdleTimeout: 5 * time.Second}
 	base := time.UnixMilli(1_700_000_000_000)
 	cl, err := e.Client(kgo.DefaultProduceTopic(topic), kgo.RecordPartitioner(kgo.ManualPartitioner()))
 	if err != nil {

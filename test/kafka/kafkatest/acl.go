@@ -42,13 +42,34 @@ func (e *Env) Grant(t testing.TB, b *kadm.ACLBuilder) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	res, err := e.Admin(t).CreateACLs(ctx, b)
+	adm := e.Admin(t)
+	b.AllowHosts() // every host: what CreateACLs grants, and what the describe below matches
+	res, err := adm.CreateACLs(ctx, b)
 	if err != nil {
 		t.Fatalf("creating ACLs: %v", err)
 	}
 	for _, r := range res {
 		if r.Err != nil {
 			t.Fatalf("creating ACL %+v: %v", r, r.Err)
+		}
+	}
+	// The broker applies ACLs when it replays the metadata log: wait until it describes
+	// every one of them, so the test does not race the authorizer.
+	for {
+		desc, err := adm.DescribeACLs(ctx, b)
+		done := err == nil
+		for _, d := range desc {
+			if d.Err != nil || len(d.Described) == 0 {
+				done = false
+			}
+		}
+		if done {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("ACLs created but not in effect after 30s: %v", err)
+		case <-time.After(50 * time.Millisecond):
 		}
 	}
 }

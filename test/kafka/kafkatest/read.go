@@ -2,12 +2,20 @@ package kafkatest
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
+
+// ErrStalled says a read made no progress for a while before reaching the end it aimed for
+// (see ReadCommitted); reading again later, once the open transactions ended, succeeds.
+var ErrStalled = errors.New("no progress")
+
+// stallTimeout is how long a read waits for records before it reports ErrStalled.
+const stallTimeout = 5 * time.Second
 
 // ReadCommitted returns every record of topic that a read_committed consumer can read now:
 // each partition from its start up to its last stable offset (the offset of its first open
@@ -72,12 +80,23 @@ func (e *Env) read(ctx context.Context, topic string, committed bool) ([]*kgo.Re
 	defer cl.Close()
 	byPart := map[int32][]*kgo.Record{}
 	for len(want) > 0 {
-		fs := cl.PollFetches(ctx)
+		// A read_committed fetch skips aborted records without returning them: when the
+		// last records before the end are aborted ones whose marker comes after an open
+		// transaction, the end is never seen. Such a read stalls, and says so.
+		pctx, cancel := context.WithTimeout(ctx, stallTimeout)
+		fs := cl.PollFetches(pctx)
+		cancel()
 		if err := ctx.Err(); err != nil {
 			return nil, fmt.Errorf("reading %s: %d partitions not read to their end: %w", topic, len(want), err)
 		}
+		if pctx.Err() != nil && fs.NumRecords() == 0 {
+			return nil, fmt.Errorf("reading %s: %d partitions not read to their end: %w", topic, len(want), ErrStalled)
+		}
 		var ferr error
 		fs.EachError(func(t string, p int32, err error) {
+			if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
+				return
+			}
 			ferr = fmt.Errorf("reading %s partition %d: %w", t, p, err)
 		})
 		if ferr != nil {
