@@ -125,8 +125,9 @@ func runYarnPerJob(c *cli.Context) error {
 			return err
 		}
 	}
+	shipConf := hadoopConfFiles()
 	sub := yarn.Submission{
-		RM: rm, Staging: staging, Binary: binary,
+		RM: rm, Staging: staging, Binary: binary, HadoopConf: shipConf,
 		Tokens:            yarnCredentials(secret),
 		Config:            func(dir string) ([]byte, error) { return shippedConfig(cfg, dir) },
 		JobName:           name,
@@ -140,11 +141,14 @@ func runYarnPerJob(c *cli.Context) error {
 		TMMemoryMB:        mebibytes(conf.TaskManagerMemoryProcessSize.Get(cfg)),
 		TMVCores:          int32(tmVCores),
 		RMAddress:         rmAddr, SchedulerAddress: schedAddr, User: usr,
-		Env:    yarnAMEnv(c.String("log-level")),
+		Env:    yarnAMEnv(c.String("log-level"), len(shipConf) > 0),
 		Logger: slog.Default(),
 	}
 	if sitePath != "" {
 		slog.Info("YARN configuration", "file", sitePath, "resourcemanager", rmAddr, "scheduler", schedAddr)
+	}
+	for _, w := range submissionWarnings(ctx, cfg, rm) {
+		fmt.Fprintf(c.App.ErrWriter, "Warning: %s\n", w)
 	}
 	app, err := yarn.Submit(ctx, sub)
 	if err != nil {
@@ -157,6 +161,9 @@ func runYarnPerJob(c *cli.Context) error {
 		UntilRunning: c.Bool("detached"),
 		OnChange: func(p yarn.Progress) {
 			switch {
+			case yarn.Ended(p.State):
+				// The AM is gone: its job's last state would be stale.
+				fmt.Fprintf(out, "%s: %v (final status %s)\n", appID, p.State, yarn.FinalStatusString(p.Report.GetFinalApplicationStatus()))
 			case p.JobState != "":
 				fmt.Fprintf(out, "%s: job %s (application %v)\n", appID, termSafe(p.JobState), p.State)
 				if p.JobState == "RUNNING" && runningAt == 0 {
@@ -185,7 +192,7 @@ func runYarnPerJob(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "%s finished: %v\n", appID, p.Report.GetFinalApplicationStatus())
+	fmt.Fprintf(out, "%s %v: final status %s\n", appID, p.State, yarn.FinalStatusString(p.Report.GetFinalApplicationStatus()))
 	return nil
 }
 
@@ -286,11 +293,14 @@ func hadoopUser() (string, error) {
 	return u.Username, nil
 }
 
-// yarnAMEnv is the AM container's extra environment: the log level and, when the client's
-// Hadoop configuration names one, fs.defaultFS (containers have no HADOOP_CONF_DIR, so
-// hdfs:///path resolves through it; the AM hands it on to its TaskManagers).
-func yarnAMEnv(logLevel string) map[string]string {
+// yarnAMEnv is the AM container's extra environment: the log level and, when no Hadoop
+// configuration files are shipped, the client's default file system (so hdfs:///path
+// resolves in containers without HADOOP_CONF_DIR; the AM hands it on to its TaskManagers).
+func yarnAMEnv(logLevel string, confShipped bool) map[string]string {
 	env := map[string]string{"TIDE_LOG_LEVEL": logLevel}
+	if confShipped {
+		return env
+	}
 	if fs, err := clientDefaultFS(); err == nil && fs != "" {
 		env[storage.EnvDefaultFS] = fs
 	} else if v := os.Getenv(storage.EnvDefaultFS); v != "" {
@@ -359,6 +369,12 @@ func shippedConfig(cfg *conf.Config, stagingDir string) ([]byte, error) {
 	// means nothing on the NodeManagers): never into the staging directory.
 	delete(m, conf.InternalSecret.Key())
 	delete(m, conf.InternalSecretFile.Key())
+	defaultFS, _ := clientDefaultFS()
+	for _, k := range []string{conf.CheckpointsDir.Key(), conf.SavepointsDir.Key()} {
+		if v := m[k]; v != "" {
+			m[k] = qualifyHDFS(v, defaultFS)
+		}
+	}
 	if dir := m[conf.CheckpointsDir.Key()]; dir == "" {
 		m[conf.CheckpointsDir.Key()] = stagingDir + "/checkpoints"
 	} else if !strings.HasPrefix(dir, "hdfs://") {

@@ -111,6 +111,9 @@ func NewDriverFromConf(cfg *conf.Config, rpc, rest net.Addr, tmTokens []byte, lo
 	if fs := os.Getenv(storage.EnvDefaultFS); fs != "" {
 		launch.Env[storage.EnvDefaultFS] = fs // hdfs:/// paths (outputs, checkpoints) in TaskManagers
 	}
+	if os.Getenv("HADOOP_CONF_DIR") == ShippedHadoopConfDir {
+		launch.Env["HADOOP_CONF_DIR"] = ShippedHadoopConfDir // the shipped core-site.xml, hdfs-site.xml
+	}
 	var records AttemptRecords
 	if rec := stagingRecords(usr, log); rec != nil {
 		records = rec

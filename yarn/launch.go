@@ -29,6 +29,14 @@ const (
 	ConfigName = "flink-conf.yaml"
 )
 
+// ShippedHadoopConfDir is HADOOP_CONF_DIR in containers that got the client's Hadoop
+// configuration files: their working directory, where the files are linked.
+const ShippedHadoopConfDir = "."
+
+// HadoopConfFiles are the client's Hadoop configuration files tide run ships, in the order
+// Hadoop reads them.
+var HadoopConfFiles = []string{"core-site.xml", "hdfs-site.xml"}
+
 // EncodeResources packs local resources into one environment value.
 func EncodeResources(res []*yarnpb.StringLocalResourceMapProto) (string, error) {
 	b, err := proto.Marshal(&yarnpb.ContainerLaunchContextProto{LocalResources: res})

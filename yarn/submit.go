@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net/url"
 	"os"
+	"path/filepath"
 	"strconv"
 	"time"
 
@@ -29,6 +30,11 @@ type Submission struct {
 	Staging storage.Storage
 	// Binary is the local tide binary shipped to every container.
 	Binary string
+	// HadoopConf are the client's Hadoop configuration files (core-site.xml, hdfs-site.xml)
+	// shipped to every container, which then runs with HADOOP_CONF_DIR=. (as Flink ships the
+	// configuration it was submitted with): hdfs:/// and HA nameservices resolve there as on
+	// the client.
+	HadoopConf []string
 	// Config renders the effective flink-conf.yaml, given the staging directory URI of
 	// the application (so defaults such as the checkpoint directory can live there).
 	Config func(stagingDir string) ([]byte, error)
@@ -115,6 +121,9 @@ func Submit(ctx context.Context, s Submission) (*Application, error) {
 		EnvUser:             s.User,
 		"HADOOP_USER_NAME":  s.User,
 	}
+	if len(s.HadoopConf) > 0 {
+		env["HADOOP_CONF_DIR"] = ShippedHadoopConfDir
+	}
 	for k, v := range s.Env {
 		env[k] = v
 	}
@@ -171,6 +180,16 @@ func (s Submission) upload(ctx context.Context, app, stagingDir string) ([]*yarn
 		name string
 		src  io.Reader
 	}{{BinaryName, bin}, {ConfigName, bytes.NewReader(cfg)}}
+	for _, p := range s.HadoopConf {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return nil, fmt.Errorf("the Hadoop configuration to ship: %w", err)
+		}
+		files = append(files, struct {
+			name string
+			src  io.Reader
+		}{filepath.Base(p), bytes.NewReader(b)})
+	}
 	var out []*yarnpb.StringLocalResourceMapProto
 	for _, f := range files {
 		name := app + "/" + f.name

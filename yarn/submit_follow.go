@@ -112,3 +112,18 @@ func jobState(ctx context.Context, c *http.Client, base string) (string, error) 
 	}
 	return jobs[0].State, nil
 }
+
+// Ended says whether an application in state s has ended (FINISHED, FAILED or KILLED).
+func Ended(s yarnpb.YarnApplicationStateProto) bool {
+	switch s {
+	case yarnpb.YarnApplicationStateProto_FINISHED, yarnpb.YarnApplicationStateProto_FAILED, yarnpb.YarnApplicationStateProto_KILLED:
+		return true
+	}
+	return false
+}
+
+// FinalStatusString is a final status as YARN's own tools print it (SUCCEEDED, FAILED,
+// KILLED, UNDEFINED), without the protocol's APP_ prefix.
+func FinalStatusString(s yarnpb.FinalApplicationStatusProto) string {
+	return strings.TrimPrefix(s.String(), "APP_")
+}

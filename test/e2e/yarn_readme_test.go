@@ -1,0 +1,90 @@
+package e2e
+
+import (
+	"context"
+	"errors"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tidestream/tide/internal/testkit"
+	"github.com/tidestream/tide/storage"
+	"github.com/tidestream/tide/test/hadoop/hadooptest"
+)
+
+// TestYARNReadmeCommand runs the README's "Running on YARN" block as written, with only the
+// cluster's addresses substituted (HADOOP_CONF_DIR and the binary's path): the AM and the
+// TaskManagers resolve hdfs:/// through the shipped core-site.xml, the job commits the exact
+// answer under hdfs:///tide/out, and tide run warns that the mini-cluster's NodeManagers share
+// the node id localhost.
+func TestYARNReadmeCommand(t *testing.T) {
+	env := hadooptest.RequireYARN(t)
+	t.Setenv("HADOOP_CONF_DIR", env.ConfDir) // this test reads hdfs:///tide/out too
+	block := yarnReadmeBlock(t)
+	if !strings.Contains(block, "/etc/hadoop/conf") || !strings.Contains(block, "build/tide run") {
+		t.Fatalf("the README's YARN block changed shape:\n%s", block)
+	}
+	script := strings.ReplaceAll(block, "/etc/hadoop/conf", env.ConfDir)
+	script = strings.ReplaceAll(script, "build/tide", tideBin)
+
+	root, err := storage.Open(context.Background(), env.URI+"/", storage.Options{User: currentUser()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	clean := func() {
+		for _, d := range []string{"tide/out", "tide/checkpoints"} {
+			if err := root.Delete(context.Background(), d); err != nil && !errors.Is(err, storage.ErrNotFound) {
+				t.Errorf("deleting hdfs:///%s: %v", d, err)
+			}
+		}
+	}
+	clean()
+	t.Cleanup(func() { clean(); root.Close() })
+
+	out := runScript(t, t.TempDir(), os.Environ(), script, 5*time.Minute)
+	t.Logf("README YARN command:\n%s", out)
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if last := lines[len(lines)-1]; !strings.Contains(last, "FINISHED") || !strings.Contains(last, "SUCCEEDED") {
+		t.Errorf("last line %q, want the application FINISHED and SUCCEEDED", last)
+	}
+	if !strings.Contains(out, "share a node id: localhost (") {
+		t.Errorf("no warning that the NodeManagers share the node id localhost:\n%s", out)
+	}
+	if strings.Contains(out, "checkpointing is off") {
+		t.Errorf("the README's command sets an interval, yet tide run warned that checkpointing is off:\n%s", out)
+	}
+	testkit.CheckExactOutput(t, "hdfs:///tide/out", readmeJobArgs(t, block))
+}
+
+// yarnReadmeBlock is the first ```sh block of the README's "Running on YARN" section.
+func yarnReadmeBlock(t *testing.T) string {
+	t.Helper()
+	b, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, ok := strings.Cut(string(b), "\n## Running on YARN\n")
+	if !ok {
+		t.Fatal(`README.md has no section "## Running on YARN"`)
+	}
+	_, after, ok := strings.Cut(section, "```sh\n")
+	if !ok {
+		t.Fatal("README's YARN section has no sh block")
+	}
+	block, _, ok := strings.Cut(after, "```")
+	if !ok {
+		t.Fatal("README's YARN section: unterminated code block")
+	}
+	return block
+}
+
+// readmeJobArgs are the job's arguments in the block: the words after " -- ".
+func readmeJobArgs(t *testing.T, block string) []string {
+	t.Helper()
+	_, args, ok := strings.Cut(strings.ReplaceAll(block, "\\\n", " "), " -- ")
+	if !ok {
+		t.Fatalf("no job arguments ( -- ) in the README's YARN block:\n%s", block)
+	}
+	return strings.Fields(strings.SplitN(args, "\n", 2)[0])
+}
