@@ -74,6 +74,13 @@ func (a *AM) release(e core.ReleaseTaskManager) {
 		return
 	}
 	a.log.Info("releasing TaskManager", "taskmanager", e.TaskManager, "reason", e.Reason)
+	// Tell the TaskManager to go before its driver stops it: a container driver (YARN)
+	// reports the worker terminated at once, which ends the session, and a TaskManager
+	// that sees its stream end without a Disconnect reconnects, only to be rejected on
+	// a blocked node. After sendAndClose the session's end lets the Disconnect out first.
+	if s, ok := a.sessions[e.TaskManager]; ok {
+		s.sendAndClose(disconnectMsg(e.Reason))
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	driver := a.driver
 	go func() {
