@@ -36,6 +36,9 @@ awk '/metrics=/ { split($1, n, "metrics="); on = (n[2] ~ /^true/); for (i = 1; i
     if (on && v > best_on) best_on = v; if (!on && v > best_off) best_off = v }
   END { if (best_on && best_off) printf "    task metrics: %.0f words/s on, %.0f off: on/off = %.3f\n", best_on, best_off, best_on / best_off }' "$out/exec.txt"
 
+section "latency: p50/p99 of records stamped at a 10k records/s source and compared at the sink (keyBy, two executors on loopback), execution.buffer-timeout 0, 5 ms and 100 ms"
+go test -run '^$' -bench Latency -benchtime 1x ./tm/exec/ | tee "$out/latency.txt"
+
 section "end to end over real processes: rescale downtime and cold start of N=2/8 TaskManagers (next to the bare binary's start), WordCount at p=1 and p=2 (next to a hand-written single-goroutine loop on the same input)"
 test/e2e/bench.sh | tee "$out/e2e.txt"
 

@@ -126,6 +126,9 @@ func TestTypedValues(t *testing.T) {
 		{"yarn.containers.vcores", "4", func(c *Config) any { return YarnContainersVcores.Get(c) }, 4},
 		{"state.checkpoints.dir", "file:///tmp/chk", func(c *Config) any { return CheckpointsDir.Get(c) }, "file:///tmp/chk"},
 		{"state.checkpoints.dir", "/data/chk", func(c *Config) any { return CheckpointsDir.Get(c) }, "/data/chk"},
+		{"execution.buffer-timeout", "0", func(c *Config) any { return ExecutionBufferTimeout.Get(c) }, time.Duration(0)},
+		{"execution.buffer-timeout", "-1", func(c *Config) any { return ExecutionBufferTimeout.Get(c) }, -time.Millisecond},
+		{"execution.buffer-timeout", "5 ms", func(c *Config) any { return ExecutionBufferTimeout.Get(c) }, 5 * time.Millisecond},
 	}
 	for _, tt := range tests {
 		c, _, err := Build([]Entry{{Key: tt.key, Value: tt.value}})

@@ -460,6 +460,13 @@ var (
 		Description: "Port TaskManagers exchange records on; 0 picks a free port.",
 	}, intType{0, anyPort})
 
+	// ExecutionBufferTimeout is how long a partly filled network buffer may wait before it
+	// is sent: the trade between latency and throughput.
+	ExecutionBufferTimeout = declare[time.Duration](Spec{
+		Key: "execution.buffer-timeout", Default: "100 ms",
+		Description: "How long a partly filled network buffer waits for more records before it is sent, counted from its first record: 0 sends every record at once (lowest latency), -1 only full buffers (highest throughput; a barrier, watermark or end of input still flushes). Read by every TaskManager from its configuration.",
+	}, durationType{allowNegative: true})
+
 	// TaskManagerMemoryProcessSize is the TaskManager container's total memory.
 	TaskManagerMemoryProcessSize = declare[MemorySize](Spec{
 		Key: "taskmanager.memory.process.size", Default: "1728 mb", Unit: "bytes",

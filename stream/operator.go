@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"math"
+	"time"
 )
 
 // Watermark values. A watermark w promises that no record with timestamp <= w follows.
@@ -38,7 +39,11 @@ type Runtime struct {
 	// transaction when the first checkpoint after the end of input completes; without it they
 	// commit in EndInput.
 	CheckpointingEnabled bool
-	Logger               *slog.Logger
+	// BufferTimeout is execution.buffer-timeout, for sinks that buffer what they emit: 0
+	// emit every record at once, negative only when their buffer is full (and at
+	// checkpoints and the end of input), positive at most this long after a record.
+	BufferTimeout time.Duration
+	Logger        *slog.Logger
 }
 
 // OwnsKeyGroup reports whether kg is in this subtask's range.

@@ -13,6 +13,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/tidestream/tide/conf"
+	"github.com/tidestream/tide/tm/netplane"
 	"github.com/tidestream/tide/tm/worker"
 )
 
@@ -67,5 +68,6 @@ func runTaskManager(c *cli.Context) error {
 		Slots:          conf.TaskManagerNumberOfTaskSlots.Get(cfg),
 		DataAddress:    net.JoinHostPort(c.String("host"), strconv.Itoa(conf.TaskManagerDataPort.Get(cfg))),
 		ConnectTimeout: c.Duration("connect-timeout"),
+		DataPlane:      netplane.Options{}.WithBufferTimeout(conf.ExecutionBufferTimeout.Get(cfg)),
 	})
 }

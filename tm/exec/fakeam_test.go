@@ -68,6 +68,12 @@ type reporter struct {
 // newFakeAM starts tmCount executors for job; opts adjust their configuration.
 func newFakeAM(t testing.TB, job *stream.Job, tmCount int, opts ...func(*exec.Config)) *fakeAM {
 	t.Helper()
+	return newFakeAMWithPlanes(t, job, tmCount, netplane.Options{FlushInterval: 5 * time.Millisecond}, opts...)
+}
+
+// newFakeAMWithPlanes is newFakeAM with the executors' data planes configured by popts.
+func newFakeAMWithPlanes(t testing.TB, job *stream.Job, tmCount int, popts netplane.Options, opts ...func(*exec.Config)) *fakeAM {
+	t.Helper()
 	ctx := context.Background()
 	st, err := storage.Open(ctx, "file://"+t.TempDir(), storage.Options{})
 	if err != nil {
@@ -84,7 +90,8 @@ func newFakeAM(t testing.TB, job *stream.Job, tmCount int, opts ...func(*exec.Co
 	am := &fakeAM{t: t, jobID: "job-1", job: job, graph: g, store: st, log: log,
 		enumState: map[int64]map[string][]byte{}, changed: make(chan struct{})}
 	for i := range tmCount {
-		p, err := netplane.Listen(ctx, "127.0.0.1:0", netplane.Options{Logger: log, FlushInterval: 5 * time.Millisecond})
+		popts.Logger = log
+		p, err := netplane.Listen(ctx, "127.0.0.1:0", popts)
 		if err != nil {
 			t.Fatal(err)
 		}

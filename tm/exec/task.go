@@ -255,7 +255,8 @@ func (t *task) runtime(opID string) stream.Runtime {
 	return stream.Runtime{
 		JobID: t.e.cfg.JobID, Vertex: t.vertex.ID, OperatorID: opID, Subtask: t.index, Parallelism: t.parallelism,
 		MaxParallelism: t.maxP, KeyGroupStart: t.kgStart, KeyGroupEnd: t.kgEnd, Attempt: t.a.id, RunID: t.plan.spec.RunID,
-		CheckpointingEnabled: t.plan.spec.CheckpointingEnabled, Logger: t.log.With("operator", opID),
+		CheckpointingEnabled: t.plan.spec.CheckpointingEnabled, BufferTimeout: t.e.cfg.Plane.BufferTimeout(),
+		Logger: t.log.With("operator", opID),
 	}
 }
 

@@ -26,7 +26,8 @@
 // Output sends a buffer only against a credit, so a consumer that stops
 // reading holds at most CreditsPerChannel × BufferBytes and its producer's
 // Write blocks once its own buffer is full. Buffers leave when full, on
-// Flush, on Close, or every FlushInterval.
+// Flush, on Close, or FlushInterval after their first record (execution.buffer-timeout;
+// FlushEveryRecord sends each record as soon as a credit allows).
 //
 // Failure: ReleaseAttempt fails every channel of an attempt on both ends
 // (ErrReleased locally, ErrChannelReset at the peer). A broken connection

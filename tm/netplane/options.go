@@ -28,9 +28,15 @@ type Options struct {
 	// for one peer are coalesced into socket writes of up to this many bytes.
 	BatchBytes int
 	// FlushInterval is how long a partly filled buffer may wait before it is
-	// sent. Zero selects DefaultFlushInterval; a negative value disables timed
-	// flushing (buffers then leave when full or on an explicit Flush).
+	// sent (Flink's execution.buffer-timeout): the clock starts with the first record
+	// written into an empty buffer. Zero selects DefaultFlushInterval, unless
+	// FlushEveryRecord is set; a negative value disables timed flushing (buffers then
+	// leave when full or on an explicit Flush).
 	FlushInterval time.Duration
+	// FlushEveryRecord sends every record as soon as a credit allows (execution.buffer-timeout
+	// 0): lowest latency. Records written while the consumer has no credit still gather in
+	// the buffer and leave together with the next credit. Overrides FlushInterval.
+	FlushEveryRecord bool
 	// CreditsPerChannel is the number of receive buffers a consumer grants
 	// each channel; a producer holds at most this many buffers in flight.
 	CreditsPerChannel int
@@ -53,7 +59,10 @@ func (o Options) withDefaults() (Options, error) {
 	if o.CreditsPerChannel == 0 {
 		o.CreditsPerChannel = DefaultCreditsPerChannel
 	}
-	if o.FlushInterval == 0 {
+	switch {
+	case o.FlushEveryRecord:
+		o.FlushInterval = 0
+	case o.FlushInterval == 0:
 		o.FlushInterval = DefaultFlushInterval
 	}
 	if o.BatchBytes == 0 {
@@ -71,4 +80,13 @@ func (o Options) withDefaults() (Options, error) {
 		return o, fmt.Errorf("netplane: BatchBytes %d: expected at least 512", o.BatchBytes)
 	}
 	return o, nil
+}
+
+// WithBufferTimeout returns o set for Flink's execution.buffer-timeout d: 0 sends every
+// record at once, a negative d only full buffers, a positive d partly filled buffers d
+// after their first record.
+func (o Options) WithBufferTimeout(d time.Duration) Options {
+	o.FlushEveryRecord = d == 0
+	o.FlushInterval = d
+	return o
 }

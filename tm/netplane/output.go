@@ -14,6 +14,9 @@ type Output struct {
 	id          ChannelID
 	plane       *Plane
 	bufferBytes int
+	// flushAfter is how long a partly filled buffer may wait (Options.FlushInterval): 0
+	// sends every record at once, negative only full buffers.
+	flushAfter time.Duration
 
 	mu           sync.Mutex
 	changed      chan struct{} // closed and replaced on every state change
@@ -25,11 +28,13 @@ type Output struct {
 	waitSince    time.Time     // when waiting last rose from 0
 	blocked      time.Duration // time with waiting > 0, the current wait excluded
 	closed       bool          // end of stream sent
+	timer        *time.Timer   // flushes a partly filled buffer flushAfter after its first record
+	timerArmed   bool
 	err          error
 }
 
 func newOutput(p *Plane, id ChannelID) *Output {
-	return &Output{id: id, plane: p, bufferBytes: p.opts.BufferBytes, changed: make(chan struct{})}
+	return &Output{id: id, plane: p, bufferBytes: p.opts.BufferBytes, flushAfter: p.opts.FlushInterval, changed: make(chan struct{})}
 }
 
 // ID returns the channel this output writes.
@@ -68,10 +73,41 @@ func (o *Output) Write(ctx context.Context, record []byte) error {
 		}
 	}
 	o.buf = appendRecord(o.buf, record)
-	if len(o.buf) >= o.bufferBytes && o.credits > 0 {
-		o.sendLocked()
+	switch {
+	case len(o.buf) >= o.bufferBytes:
+		if o.credits > 0 {
+			o.sendLocked()
+		}
+	case o.flushAfter == 0:
+		if o.credits > 0 {
+			o.sendLocked()
+		} else {
+			o.flushPending = true
+		}
+	case o.flushAfter > 0 && !o.timerArmed:
+		o.armTimerLocked()
 	}
 	return nil
+}
+
+// armTimerLocked starts the buffer timeout of the buffer that just got its first record.
+// A timer still armed for a buffer that already left fires early for the next one, which
+// only flushes sooner.
+func (o *Output) armTimerLocked() {
+	o.timerArmed = true
+	if o.timer == nil {
+		o.timer = time.AfterFunc(o.flushAfter, o.timedFlush)
+		return
+	}
+	o.timer.Reset(o.flushAfter)
+}
+
+// stopTimerLocked stops the buffer timeout for good (the output closed or failed).
+func (o *Output) stopTimerLocked() {
+	if o.timer != nil {
+		o.timer.Stop()
+	}
+	o.timerArmed = false
 }
 
 // Flush sends the current partly filled buffer, waiting for a credit if the
@@ -125,6 +161,7 @@ func (o *Output) Close(ctx context.Context) error {
 		}
 	}
 	o.closed = true
+	o.stopTimerLocked()
 	o.link.sendEnd()
 	o.signalLocked()
 	o.mu.Unlock()
@@ -214,11 +251,12 @@ func (o *Output) addCredit(n int) {
 	o.signalLocked()
 }
 
-// timedFlush is the flusher's tick: send a partly filled buffer now, or as
+// timedFlush is the buffer timeout: send a partly filled buffer now, or as
 // soon as a credit arrives.
 func (o *Output) timedFlush() {
 	o.mu.Lock()
 	defer o.mu.Unlock()
+	o.timerArmed = false
 	if o.closed || o.err != nil || len(o.buf) == 0 {
 		return
 	}
@@ -238,6 +276,7 @@ func (o *Output) fail(err error, notify bool) {
 		return
 	}
 	o.err = err
+	o.stopTimerLocked()
 	if o.buf != nil {
 		o.plane.pool.put(o.buf)
 		o.buf = nil

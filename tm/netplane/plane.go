@@ -79,12 +79,12 @@ func Listen(ctx context.Context, addr string, opts Options) (*Plane, error) {
 	p.log = opts.Logger.With("plane", p.addr)
 	p.wg.Add(1)
 	go p.acceptLoop()
-	if opts.FlushInterval > 0 {
-		p.wg.Add(1)
-		go p.flushLoop()
-	}
 	return p, nil
 }
+
+// BufferTimeout is the plane's execution.buffer-timeout: 0 when every record is sent at
+// once, negative when only full buffers leave, else how long a partly filled buffer waits.
+func (p *Plane) BufferTimeout() time.Duration { return p.opts.FlushInterval }
 
 // Addr is the address peers dial to reach this plane.
 func (p *Plane) Addr() string { return p.addr }
@@ -527,31 +527,6 @@ func (p *Plane) serveInbound(nc net.Conn) {
 	p.mu.Unlock()
 	go func() { defer p.wg.Done(); c.writeLoop() }()
 	c.readLoop()
-}
-
-// flushLoop sends partly filled buffers every FlushInterval.
-func (p *Plane) flushLoop() {
-	defer p.wg.Done()
-	t := time.NewTicker(p.opts.FlushInterval)
-	defer t.Stop()
-	var outs []*Output
-	for {
-		select {
-		case <-p.done:
-			return
-		case <-t.C:
-		}
-		p.mu.Lock()
-		outs = outs[:0]
-		for _, o := range p.outputs {
-			outs = append(outs, o)
-		}
-		p.mu.Unlock()
-		for _, o := range outs {
-			o.timedFlush()
-		}
-		clear(outs)
-	}
 }
 
 func (p *Plane) isClosed() bool {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/tidestream/tide/internal/clusterauth"
 	"github.com/tidestream/tide/rpc"
+	"github.com/tidestream/tide/tm/netplane"
 )
 
 // Config configures one TaskManager.
@@ -41,6 +42,9 @@ type Config struct {
 	// proves it to the AM and to other TaskManagers' data planes, and requires the same of
 	// them. Required when the data plane listens off loopback.
 	Secret clusterauth.Secret
+	// DataPlane tunes the data plane (execution.buffer-timeout through
+	// netplane.Options.WithBufferTimeout); its Logger and Secret are taken from this Config.
+	DataPlane netplane.Options
 }
 
 func (c *Config) validate() error {

@@ -29,7 +29,9 @@ func Run(ctx context.Context, cfg Config) error {
 	}
 	cfg.withDefaults()
 	log := cfg.Logger.With("taskmanager", cfg.ID, "node", cfg.NodeID)
-	plane, err := netplane.Listen(ctx, cfg.DataAddress, netplane.Options{Logger: log, Secret: cfg.Secret})
+	popts := cfg.DataPlane
+	popts.Logger, popts.Secret = log, cfg.Secret
+	plane, err := netplane.Listen(ctx, cfg.DataAddress, popts)
 	if err != nil {
 		return fmt.Errorf("TaskManager %s: start data plane: %w", cfg.ID, err)
 	}
