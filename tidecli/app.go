@@ -45,6 +45,7 @@ unique prefix of one, or the job name. --json prints JSON for scripts.
 			jobManagerCommand(),
 			taskManagerCommand(),
 			runCommand(),
+			logsCommand(),
 			listJobsCommand(),
 		}, clientCommands()...),
 		HideHelpCommand: true,

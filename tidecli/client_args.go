@@ -29,7 +29,7 @@ func interleaveArgs(app *cli.App, args []string) []string {
 		return args
 	}
 	cmd := findCommand(app.Commands, args[i])
-	if cmd == nil || cmd.Category != clientCategory {
+	if cmd == nil || (cmd.Category != clientCategory && cmd.Category != yarnCategory) {
 		return args
 	}
 	i++

@@ -190,6 +190,9 @@ func runYarnPerJob(c *cli.Context) error {
 	}
 	reportStaging(c.Context, out, staging, appID, app.StagingDir, p.Report.GetFinalApplicationStatus())
 	if err != nil {
+		if web, werr := rmWebFromConfig(cfg); werr == nil {
+			reportFailedAttempts(c.Context, out, web, appID)
+		}
 		return err
 	}
 	fmt.Fprintf(out, "%s %v: final status %s\n", appID, p.State, yarn.FinalStatusString(p.Report.GetFinalApplicationStatus()))
