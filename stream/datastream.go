@@ -102,14 +102,24 @@ type flatMapOp[In, Out any] struct {
 	BaseOperator
 	fn  func(In, func(Out))
 	err error
+	// The record being processed: emitF, bound once, emits into out with ts (a closure
+	// per record would allocate).
+	out   Collector
+	ts    int64
+	emitF func(Out)
+}
+
+func (o *flatMapOp[In, Out]) emit(r Out) {
+	if o.err == nil {
+		o.err = o.out.Collect(r, o.ts)
+	}
 }
 
 func (o *flatMapOp[In, Out]) Process(v any, ts int64, out Collector) error {
-	o.err = nil
-	o.fn(v.(In), func(r Out) {
-		if o.err == nil {
-			o.err = out.Collect(r, ts)
-		}
-	})
+	if o.emitF == nil {
+		o.emitF = o.emit
+	}
+	o.err, o.out, o.ts = nil, out, ts
+	o.fn(v.(In), o.emitF)
 	return o.err
 }

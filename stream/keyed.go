@@ -34,10 +34,12 @@ type keyedOp[T any, K Key, S any, O any] struct {
 	state *KeyedState[K, S]
 	out   Collector
 	err   error
+	emitF func(O, int64) // o.emit, bound once: a method value per record would allocate
 }
 
 func (o *keyedOp[T, K, S, O]) Open(_ context.Context, rt Runtime, restored StateReader) error {
 	o.rt = rt
+	o.emitF = o.emit
 	o.state = NewKeyedState[K, S]("value", o.f.StateCodec)
 	return o.state.Restore(rt, restored)
 }
@@ -57,7 +59,7 @@ func (o *keyedOp[T, K, S, O]) Process(v any, ts int64, out Collector) error {
 		s = new(S)
 	}
 	o.out, o.err = out, nil
-	keep := o.f.OnRecord(k, s, rec, ts, o.emit)
+	keep := o.f.OnRecord(k, s, rec, ts, o.emitF)
 	switch {
 	case !keep && !fresh:
 		o.state.Delete(k)
@@ -77,7 +79,7 @@ func (o *keyedOp[T, K, S, O]) EndInput(_ context.Context, out Collector) error {
 	}
 	o.out, o.err = out, nil
 	o.state.Range(func(k K, s *S) bool {
-		o.f.OnEnd(k, s, o.emit)
+		o.f.OnEnd(k, s, o.emitF)
 		return o.err == nil
 	})
 	return o.err

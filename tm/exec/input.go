@@ -41,16 +41,52 @@ type inputChan struct {
 	m      *taskMetrics
 }
 
+// maxBatch bounds the events one channel hands to the task at once.
+const maxBatch = 256
+
+// batches recycles the event slices the inputs hand to the task loop.
+type batches chan []event
+
+func (b batches) get() []event {
+	select {
+	case s := <-b:
+		return s[:0]
+	default:
+		return make([]event, 0, maxBatch)
+	}
+}
+
+// put returns a batch the task has processed (its references cleared).
+func (b batches) put(s []event) {
+	clear(s)
+	select {
+	case b <- s[:0]:
+	default:
+	}
+}
+
 // read forwards the channel's messages as events until it ends; after a barrier it waits
-// until the task has aligned it (so records after the barrier stay in the channel).
-func (c *inputChan) read(ctx context.Context, events chan<- event) {
-	send := func(ev event) bool {
+// until the task has aligned it (so records after the barrier stay in the channel). Events
+// cross to the task in batches: as many as the channel holds ready (up to maxBatch), so a
+// busy channel costs one channel hop per batch and an idle one hands each record on at
+// once.
+func (c *inputChan) read(ctx context.Context, events chan<- []event, free batches) {
+	batch := free.get()
+	sendBatch := func() bool {
+		if len(batch) == 0 {
+			return true
+		}
 		select {
-		case events <- ev:
+		case events <- batch:
+			batch = free.get()
 			return true
 		case <-ctx.Done():
 			return false
 		}
+	}
+	send := func(ev event) bool {
+		batch = append(batch, ev)
+		return sendBatch()
 	}
 	defer func() {
 		if r := recover(); r != nil {
@@ -92,7 +128,8 @@ func (c *inputChan) read(ctx context.Context, events chan<- event) {
 		case tagEndOfData:
 			ev.kind = evEndOfData
 		}
-		if !send(ev) {
+		batch = append(batch, ev)
+		if (ev.kind != evRecord || len(batch) == maxBatch || !c.in.Ready()) && !sendBatch() {
 			return
 		}
 		if ev.kind == evBarrier {

@@ -37,7 +37,10 @@ type task struct {
 	head            stream.Collector
 	router          *router
 	inputs          []*inputChan
-	events          chan event
+	events          chan []event // batches from the inputs
+	free            batches      // processed batches, for reuse
+	pending         []event      // the batch being processed
+	next            int          // its next event
 	reader          stream.SourceReader
 	wmGen           stream.WatermarkGenerator
 	watermark       int64
@@ -226,7 +229,8 @@ func (t *task) openOutputs(ctx context.Context) error {
 }
 
 func (t *task) openInputs(ctx context.Context, wg *sync.WaitGroup) {
-	t.events = make(chan event, 1024)
+	t.events = make(chan []event, 8)
+	t.free = make(batches, 16)
 	for _, in := range t.vertex.Inputs {
 		vp := t.plan.parallelism[in.From]
 		producers := []int{t.index}
@@ -246,7 +250,7 @@ func (t *task) openInputs(ctx context.Context, wg *sync.WaitGroup) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			c.read(ctx, t.events)
+			c.read(ctx, t.events, t.free)
 		}()
 	}
 }

@@ -129,25 +129,38 @@ func (t *task) runInputs(ctx context.Context) error {
 	return nil
 }
 
-// nextEvent returns the next input event, or mail when the mailbox has calls; an event and
-// mail both ready are picked at random, so neither starves the other. Time spent waiting
-// for either counts as idle.
+// nextEvent returns the next input event, or mail when the mailbox has calls. The events
+// of a batch are returned in order; between batches, an event and mail both ready are
+// picked at random, so neither starves the other. Time spent waiting for either counts as
+// idle.
 func (t *task) nextEvent(ctx context.Context) (ev event, mail bool, err error) {
-	select {
-	case ev = <-t.events:
+	if t.next < len(t.pending) {
+		ev = t.pending[t.next]
+		t.next++
 		return ev, false, nil
+	}
+	if t.pending != nil {
+		t.free.put(t.pending)
+		t.pending, t.next = nil, 0
+	}
+	var batch []event
+	select {
+	case batch = <-t.events:
 	case <-t.mail.signal:
 		return event{}, true, nil
 	default:
+		idle := t.metrics.idleStart()
+		select {
+		case <-ctx.Done():
+			t.metrics.idleSince(idle)
+			return event{}, false, ctx.Err()
+		case <-t.mail.signal:
+			t.metrics.idleSince(idle)
+			return event{}, true, nil
+		case batch = <-t.events:
+			t.metrics.idleSince(idle)
+		}
 	}
-	idle := t.metrics.idleStart()
-	defer t.metrics.idleSince(idle)
-	select {
-	case <-ctx.Done():
-		return event{}, false, ctx.Err()
-	case <-t.mail.signal:
-		return event{}, true, nil
-	case ev = <-t.events:
-		return ev, false, nil
-	}
+	t.pending, t.next = batch, 1
+	return batch[0], false, nil
 }

@@ -113,6 +113,14 @@ func (i *Input) Next(ctx context.Context) ([]byte, error) {
 	}
 }
 
+// Ready reports whether Next would return at once: a record is buffered, or the channel
+// ended or failed. A consumer uses it to batch what it hands on without waiting.
+func (i *Input) Ready() bool {
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	return i.err != nil || (i.cur != nil && i.pos < len(i.cur)) || len(i.queue) > 0 || i.ended
+}
+
 // BufferedBytes reports the bytes received and not yet read.
 func (i *Input) BufferedBytes() int64 {
 	i.mu.Lock()
