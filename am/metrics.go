@@ -200,7 +200,7 @@ func (a *AM) sampleMetrics() {
 	}
 }
 
-// getMetrics serves GET /metrics in the Prometheus text exposition format.
-func (a *AM) getMetrics(w http.ResponseWriter, r *http.Request) {
-	promhttp.HandlerFor(a.metrics.registry, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError}).ServeHTTP(w, r)
+// Metrics serves GET /metrics in the Prometheus text exposition format.
+func (a *AM) Metrics() http.Handler {
+	return promhttp.HandlerFor(a.metrics.registry, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError})
 }

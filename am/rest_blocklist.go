@@ -1,25 +1,35 @@
 package am
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
 
+	"github.com/tidestream/tide/api"
 	"github.com/tidestream/tide/conf"
 	"github.com/tidestream/tide/core"
 	"github.com/tidestream/tide/core/blocklist"
 )
 
-// getBlocklist serves GET /blocklist (FLIP-224): every blocked node with its TaskManagers.
-func (a *AM) getBlocklist(w http.ResponseWriter, r *http.Request) {
+// Blocklist is GET /blocklist (FLIP-224): every blocked node with its TaskManagers.
+func (a *AM) Blocklist(ctx context.Context) (api.Blocklist, error) {
 	var nodes []blocklist.BlockedNode
 	var tms []core.TaskManagerInfo
-	if err := a.inspect(r.Context(), func() { nodes, tms = a.sched.Blocklist(), a.sched.TaskManagers() }); err != nil {
-		writeError(w, http.StatusServiceUnavailable, err.Error())
-		return
+	if err := a.inspect(ctx, func() { nodes, tms = a.sched.Blocklist(), a.sched.TaskManagers() }); err != nil {
+		return nil, unavailable(err)
 	}
-	writeJSON(w, http.StatusOK, blocklist.NewListResponse(nodes, taskManagersOn(tms)))
+	out := api.Blocklist{}
+	for id, ni := range blocklist.NewListResponse(nodes, taskManagersOn(tms)) {
+		out[id] = blockedNodeJSON(ni)
+	}
+	return out, nil
+}
+
+func blockedNodeJSON(ni blocklist.NodeInfo) api.BlockedNode {
+	return api.BlockedNode{Action: string(ni.Action), StartTimestamp: ni.StartTimestamp, EndTimestamp: ni.EndTimestamp,
+		Cause: ni.Cause, TaskManagers: ni.TaskManagers}
 }
 
 // taskManagersOn returns a lookup of the TaskManagers on a node.
@@ -35,28 +45,20 @@ func taskManagersOn(tms []core.TaskManagerInfo) func(blocklist.NodeID) []string 
 	}
 }
 
-// putBlockedNode serves PUT /blocklist/nodes/:id (also POST, and /blocklist/:id): block a
-// node, or merge into its blocking with allowMerge. 201 created, 202 merged, 409 already
-// blocked without allowMerge, 400 listing every problem of the body.
-func (a *AM) putBlockedNode(w http.ResponseWriter, r *http.Request) {
-	body, ok := readBody(w, r)
-	if !ok {
-		return
-	}
+// BlockNode applies a FLIP-224 add request for node id (PUT /blocklist/nodes/:id): block
+// the node, or merge into its blocking with allowMerge. 201 created, 202 merged, 409
+// already blocked without allowMerge, 400 listing every problem of the body.
+func (a *AM) BlockNode(ctx context.Context, id string, body []byte, remote string) (int, api.BlockedNode, error) {
 	if a.ConfigInForce()["blocklist.enabled"] == "false" {
-		writeError(w, http.StatusConflict, "The blocklist is disabled (blocklist.enabled: false): set it to true in flink-conf.yaml to block nodes")
-		return
+		return 0, api.BlockedNode{}, statusError(http.StatusConflict, "The blocklist is disabled (blocklist.enabled: false): set it to true in flink-conf.yaml to block nodes")
 	}
-	id := r.PathValue("nodeid")
 	rules := a.blocklistRules()
 	req, err := blocklist.ParseAddRequest(id, body, a.clock.Now(), rules)
 	var rerr *blocklist.RequestError
 	if errors.As(err, &rerr) {
-		writeErrors(w, rerr.Status(), rerr.Problems)
-		return
+		return 0, api.BlockedNode{}, statusError(rerr.Status(), rerr.Problems...)
 	} else if err != nil {
-		writeError(w, http.StatusBadRequest, err.Error())
-		return
+		return 0, api.BlockedNode{}, statusError(http.StatusBadRequest, err.Error())
 	}
 	var (
 		status int
@@ -65,20 +67,19 @@ func (a *AM) putBlockedNode(w http.ResponseWriter, r *http.Request) {
 		aerr   error
 		ver    uint64
 	)
-	err = a.mutate(r.Context(), func() { status, node, tms, aerr = a.blockNode(req, rules.Limits); ver = a.persistState() })
-	if writeMutateError(w, err, a.blocklistTerminated()) {
-		return
+	err = a.mutate(ctx, func() { status, node, tms, aerr = a.blockNode(req, rules.Limits); ver = a.persistState() })
+	if err != nil {
+		return 0, api.BlockedNode{}, mutateError(err, a.blocklistTerminated())
 	}
 	if aerr != nil {
-		writeError(w, status, aerr.Error())
-		return
+		return 0, api.BlockedNode{}, statusError(status, aerr.Error())
 	}
-	if !a.blocklistDurable(w, r, ver, id) {
-		return
+	if err := a.blocklistDurable(ctx, ver, id); err != nil {
+		return 0, api.BlockedNode{}, err
 	}
 	a.log.Info("node blocked over REST", "node", id, "action", node.Action, "status", status,
-		"cause_bytes", len(node.Cause), "remote", r.RemoteAddr)
-	writeJSON(w, status, blocklist.NewNodeInfo(node, taskManagersOn(tms)(id)))
+		"cause_bytes", len(node.Cause), "remote", remote)
+	return status, blockedNodeJSON(blocklist.NewNodeInfo(node, taskManagersOn(tms)(id))), nil
 }
 
 // blocklistRules are the blocklist keys in force (reloaded live): the default action and the
@@ -134,45 +135,41 @@ func findBlocked(nodes []blocklist.BlockedNode, id blocklist.NodeID) (blocklist.
 	return blocklist.BlockedNode{}, false
 }
 
-// deleteBlockedNode serves DELETE /blocklist/node/:id (and /blocklist/nodes/:id,
-// /blocklist/:id): 200 with an empty body, 404 when the node is not blocked.
-func (a *AM) deleteBlockedNode(w http.ResponseWriter, r *http.Request) {
-	if _, ok := readBody(w, r); !ok {
-		return
-	}
-	id := r.PathValue("nodeid")
+// UnblockNode ends the block of node id (DELETE /blocklist/node/:id); 404 when the node
+// is not blocked.
+func (a *AM) UnblockNode(ctx context.Context, id, remote string) error {
 	var blocked bool
 	var ver uint64
-	err := a.mutate(r.Context(), func() {
+	err := a.mutate(ctx, func() {
 		if _, blocked = findBlocked(a.sched.Blocklist(), id); blocked {
 			a.step(core.UnblockNodes{Nodes: []core.NodeID{core.NodeID(id)}})
 		}
 		ver = a.persistState()
 	})
-	if writeMutateError(w, err, a.blocklistTerminated()) {
-		return
+	if err != nil {
+		return mutateError(err, a.blocklistTerminated())
 	}
-	if blocked && !a.blocklistDurable(w, r, ver, id) {
-		return
+	if blocked {
+		if err := a.blocklistDurable(ctx, ver, id); err != nil {
+			return err
+		}
 	}
 	if status := blocklist.RemoveStatus(blocked); status != http.StatusOK {
-		writeError(w, status, fmt.Sprintf("Node %s is not blocked: GET /blocklist lists the blocked nodes", blocklist.Quote(id, 64)))
-		return
+		return statusErrorf(status, "Node %s is not blocked: GET /blocklist lists the blocked nodes", blocklist.Quote(id, 64))
 	}
-	a.log.Info("node unblocked over REST", "node", id, "remote", r.RemoteAddr)
-	writeJSON(w, http.StatusOK, map[string]any{})
+	a.log.Info("node unblocked over REST", "node", id, "remote", remote)
+	return nil
 }
 
-// blocklistDurable answers a blocklist change only once it is persisted beside the
-// checkpoints (so it survives an AM failover); otherwise it answers 503 and false.
-func (a *AM) blocklistDurable(w http.ResponseWriter, r *http.Request, ver uint64, id string) bool {
-	if err := a.waitStateDurable(r.Context(), ver); err != nil {
+// blocklistDurable lets a blocklist change be answered only once it is persisted beside
+// the checkpoints (so it survives an AM failover); otherwise it is a 503.
+func (a *AM) blocklistDurable(ctx context.Context, ver uint64, id string) error {
+	if err := a.waitStateDurable(ctx, ver); err != nil {
 		a.log.Warn("blocklist change not persisted", "node", id, "err", err)
-		writeError(w, http.StatusServiceUnavailable, fmt.Sprintf(
-			"The blocklist change of node %s applies to this AM attempt, but could not be persisted (it would not survive an AM failover; the AM keeps retrying): %v", id, err))
-		return false
+		return statusErrorf(http.StatusServiceUnavailable,
+			"The blocklist change of node %s applies to this AM attempt, but could not be persisted (it would not survive an AM failover; the AM keeps retrying): %v", id, err)
 	}
-	return true
+	return nil
 }
 
 func (a *AM) blocklistTerminated() string {

@@ -1,56 +1,41 @@
 package am
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
-	"strconv"
 	"strings"
 	"time"
 
+	"github.com/tidestream/tide/api"
 	"github.com/tidestream/tide/core/checkpoint"
 )
 
 // errCheckpointRefused: a checkpoint cannot be triggered in the job's current state (409).
 var errCheckpointRefused = errors.New("checkpoint refused")
 
-// getCheckpoints serves GET /jobs/:jobid/checkpoints (Flink's counts/latest/history; the
+// Checkpoints is GET /jobs/:jobid/checkpoints (Flink's counts/latest/history; the
 // statistics span every attempt, so they survive rescales).
-func (a *AM) getCheckpoints(w http.ResponseWriter, _ *http.Request) {
+func (a *AM) Checkpoints() api.CheckpointingStatistics {
 	a.resolveOperations()
-	writeJSON(w, http.StatusOK, a.view.snapshot().Checkpoints)
+	return checkpointStatsJSON(a.view.snapshot().Checkpoints)
 }
 
-type checkpointTriggerBody struct {
-	CheckpointType string `json:"checkpointType"`
-	TriggerID      string `json:"triggerId"`
+// TriggerCheckpoint starts a checkpoint now, or joins the one in flight (POST
+// /jobs/:jobid/checkpoints), and returns its trigger id for polling.
+func (a *AM) TriggerCheckpoint(ctx context.Context, triggerID, remote string) (string, error) {
+	return a.startOperation(ctx, operation{ID: triggerID, Kind: opCheckpoint}, remote)
 }
 
-// postCheckpoint serves POST /jobs/:jobid/checkpoints: it triggers a checkpoint now (or
-// joins the one in flight) and answers {"request-id"} for polling.
-func (a *AM) postCheckpoint(w http.ResponseWriter, r *http.Request) {
-	var body checkpointTriggerBody
-	if !decodeBody(w, r, &body) {
-		return
-	}
-	switch strings.ToUpper(body.CheckpointType) {
-	case "", "CONFIGURED", "FULL":
-	default:
-		writeError(w, http.StatusBadRequest, fmt.Sprintf("checkpointType %q: expected CONFIGURED or FULL (tide's checkpoints are always full)", body.CheckpointType))
-		return
-	}
-	a.startOperation(w, r, operation{ID: body.TriggerID, Kind: opCheckpoint})
-}
-
-// startOperation validates the trigger id, triggers a checkpoint on the loop and answers
-// 202 {"request-id"} (Flink's asynchronous operation trigger).
-func (a *AM) startOperation(w http.ResponseWriter, r *http.Request, op operation) {
+// startOperation checks the trigger id, triggers a checkpoint on the loop and returns the
+// operation's trigger id (Flink's asynchronous operation trigger).
+func (a *AM) startOperation(ctx context.Context, op operation, remote string) (string, error) {
 	if op.ID != "" && a.api.triggers.has(op.ID) {
-		writeError(w, http.StatusConflict, fmt.Sprintf("triggerId %s is already in use: omit it or pick a new one", op.ID))
-		return
+		return "", statusErrorf(http.StatusConflict, "triggerId %s is already in use: omit it or pick a new one", op.ID)
 	}
 	var terr error
-	err := a.mutate(r.Context(), func() {
+	err := a.mutate(ctx, func() {
 		op.Checkpoint, op.After, terr = a.triggerCheckpointNow()
 	})
 	if err == nil {
@@ -58,16 +43,14 @@ func (a *AM) startOperation(w http.ResponseWriter, r *http.Request, op operation
 	}
 	switch {
 	case errors.Is(err, errJobTerminated) || errors.Is(err, errCheckpointRefused):
-		writeError(w, http.StatusConflict, fmt.Sprintf("Cannot trigger a %s of job %s: %v", op.Kind, a.cfg.JobID, err))
-		return
+		return "", statusErrorf(http.StatusConflict, "Cannot trigger a %s of job %s: %v", op.Kind, a.cfg.JobID, err)
 	case err != nil:
-		writeError(w, http.StatusServiceUnavailable, fmt.Sprintf("Cannot trigger a %s of job %s: %v", op.Kind, a.cfg.JobID, err))
-		return
+		return "", statusErrorf(http.StatusServiceUnavailable, "Cannot trigger a %s of job %s: %v", op.Kind, a.cfg.JobID, err)
 	}
 	id := a.api.triggers.add(op)
 	a.log.Info("operation triggered over REST", "kind", op.Kind, "trigger", id, "checkpoint", op.Checkpoint,
-		"after", op.After, "target", op.TargetDir, "remote", r.RemoteAddr)
-	writeJSON(w, http.StatusAccepted, map[string]string{"request-id": id})
+		"after", op.After, "target", op.TargetDir, "remote", remote)
+	return id, nil
 }
 
 // triggerCheckpointNow starts a checkpoint, or joins the one in flight (loop goroutine).
@@ -111,37 +94,31 @@ func highestCheckpoint(s checkpoint.Stats) int64 {
 	return n
 }
 
-// getCheckpointTrigger serves GET /jobs/:jobid/checkpoints/:triggerid.
-func (a *AM) getCheckpointTrigger(w http.ResponseWriter, r *http.Request) {
+// CheckpointOperation polls a triggered checkpoint (GET /jobs/:jobid/checkpoints/:triggerid).
+func (a *AM) CheckpointOperation(triggerID string) (api.AsyncOperation, error) {
 	a.resolveOperations()
-	id := r.PathValue("triggerid")
-	op, ok := a.api.triggers.get(id, opCheckpoint)
+	op, ok := a.api.triggers.get(triggerID, opCheckpoint)
 	if !ok {
-		writeError(w, http.StatusNotFound, fmt.Sprintf("Checkpoint trigger %s not found for job %s: expected the request-id of POST /jobs/%s/checkpoints", id, a.cfg.JobID, a.cfg.JobID))
-		return
+		return api.AsyncOperation{}, statusErrorf(http.StatusNotFound, "Checkpoint trigger %s not found for job %s: expected the request-id of POST /jobs/%s/checkpoints", triggerID, a.cfg.JobID, a.cfg.JobID)
 	}
-	operationJSON := map[string]any{}
-	if op.Checkpoint != 0 {
-		operationJSON["checkpointId"] = op.Checkpoint
-	}
-	writeOperation(w, op, operationJSON)
+	res := api.OperationResult{CheckpointID: op.Checkpoint}
+	return operationJSON(op, res), nil
 }
 
-// writeOperation answers Flink's asynchronous operation result.
-func writeOperation(w http.ResponseWriter, op operation, body map[string]any) {
+// operationJSON is Flink's asynchronous operation result of op; res holds what the kind
+// of operation adds.
+func operationJSON(op operation, res api.OperationResult) api.AsyncOperation {
 	switch op.Status {
 	case opFailed:
-		body["failure-cause"] = map[string]string{"class": "tide." + string(op.Kind) + ".failed", "stack-trace": op.Failure}
+		res.FailureCause = &api.FailureCause{Class: "tide." + string(op.Kind) + ".failed", StackTrace: op.Failure}
 	case opCompleted:
-		if op.Location != "" {
-			body["location"] = op.Location
-		}
+		res.Location = op.Location
 	}
-	out := map[string]any{"status": map[string]string{"id": op.Status}}
+	out := api.AsyncOperation{Status: api.QueueStatus{ID: op.Status}}
 	if op.Status != opInProgress {
-		out["operation"] = body
+		out.Operation = &res
 	}
-	writeJSON(w, http.StatusOK, out)
+	return out
 }
 
 // resolveOperations finishes the operations whose checkpoint has an outcome and starts
@@ -161,17 +138,16 @@ func (a *AM) checkpointURI(id int64) string {
 	return strings.TrimSuffix(a.cfg.Storage.URI(), "/") + "/" + checkpoint.ChkDir(a.cfg.JobID, id)
 }
 
-// getCheckpointConfig serves GET /jobs/:jobid/checkpoints/config (the settings in force,
-// reloads included).
-func (a *AM) getCheckpointConfig(w http.ResponseWriter, r *http.Request) {
+// CheckpointConfig is GET /jobs/:jobid/checkpoints/config (the settings in force, reloads
+// included).
+func (a *AM) CheckpointConfig(ctx context.Context) (api.CheckpointConfig, error) {
 	var cfg checkpoint.Config
 	var interval time.Duration
 	var enabled bool
-	if err := a.inspect(r.Context(), func() {
+	if err := a.inspect(ctx, func() {
 		cfg, interval, enabled = a.ckpt.co.Config(), a.ckpt.interval, a.ckpt.store != nil
 	}); err != nil {
-		writeError(w, http.StatusServiceUnavailable, err.Error())
-		return
+		return api.CheckpointConfig{}, unavailable(err)
 	}
 	intervalMS := interval.Milliseconds()
 	if !enabled || interval <= 0 {
@@ -181,28 +157,52 @@ func (a *AM) getCheckpointConfig(w http.ResponseWriter, r *http.Request) {
 	if a.cfg.Storage != nil {
 		storageURI = a.cfg.Storage.URI()
 	}
-	writeJSON(w, http.StatusOK, map[string]any{
-		"mode": "exactly_once", "interval": intervalMS, "timeout": cfg.Timeout.Milliseconds(),
-		"min_pause": cfg.MinPause.Milliseconds(), "max_concurrent": 1, "checkpoints_enabled": enabled,
-		"externalization": map[string]bool{"enabled": enabled, "delete_on_cancellation": false},
-		"state_backend":   "tide", "checkpoint_storage": storageURI, "num_retained": cfg.NumRetained,
-	})
+	return api.CheckpointConfig{
+		Mode: "exactly_once", Interval: intervalMS, Timeout: cfg.Timeout.Milliseconds(),
+		MinPause: cfg.MinPause.Milliseconds(), MaxConcurrent: 1, CheckpointsEnabled: enabled,
+		Externalization: api.Externalization{Enabled: enabled},
+		StateBackend:    "tide", CheckpointStorage: storageURI, NumRetained: cfg.NumRetained,
+	}, nil
 }
 
-// getCheckpointDetails serves GET /jobs/:jobid/checkpoints/details/:checkpointid from the
-// statistics' history.
-func (a *AM) getCheckpointDetails(w http.ResponseWriter, r *http.Request) {
-	raw := r.PathValue("checkpointid")
-	id, err := strconv.ParseInt(raw, 10, 64)
-	if err != nil || id < 1 {
-		writeError(w, http.StatusBadRequest, fmt.Sprintf("checkpoint id %q: expected an integer ≥ 1", raw))
-		return
-	}
+// Checkpoint is one checkpoint of the statistics' history
+// (GET /jobs/:jobid/checkpoints/details/:checkpointid).
+func (a *AM) Checkpoint(id int64) (api.CheckpointStatistics, error) {
 	for _, e := range a.view.snapshot().Checkpoints.History {
 		if e.ID == id {
-			writeJSON(w, http.StatusOK, e)
-			return
+			return historyEntryJSON(e), nil
 		}
 	}
-	writeError(w, http.StatusNotFound, fmt.Sprintf("Checkpoint %d of job %s is not in the statistics history: GET /jobs/%s/checkpoints lists the recent ones", id, a.cfg.JobID, a.cfg.JobID))
+	return api.CheckpointStatistics{}, statusErrorf(http.StatusNotFound, "Checkpoint %d of job %s is not in the statistics history: GET /jobs/%s/checkpoints lists the recent ones", id, a.cfg.JobID, a.cfg.JobID)
+}
+
+func historyEntryJSON(e checkpoint.HistoryEntry) api.CheckpointStatistics {
+	return api.CheckpointStatistics{ID: e.ID, Attempt: e.Attempt, Status: e.Status, TriggerTimestamp: e.TriggerTimestamp,
+		LatestAckTimestamp: e.LatestAckTimestamp, StateSize: e.StateSize, EndToEndDuration: e.EndToEndDuration,
+		NumSubtasks: e.NumSubtasks, NumAcknowledgedSubtasks: e.NumAcknowledgedSubtasks,
+		FailureTimestamp: e.FailureTimestamp, FailureMessage: e.FailureMessage}
+}
+
+// checkpointStatsJSON is GET /jobs/:jobid/checkpoints of the statistics s.
+func checkpointStatsJSON(s checkpoint.Stats) api.CheckpointingStatistics {
+	c := s.Counts
+	out := api.CheckpointingStatistics{
+		Counts: api.CheckpointCounts{Restored: c.Restored, Total: c.Total, InProgress: c.InProgress, Completed: c.Completed, Failed: c.Failed},
+		History: make([]api.CheckpointStatistics, 0, len(s.History)),
+	}
+	for _, e := range s.History {
+		out.History = append(out.History, historyEntryJSON(e))
+	}
+	if e := s.Latest.Completed; e != nil {
+		v := historyEntryJSON(*e)
+		out.Latest.Completed = &v
+	}
+	if e := s.Latest.Failed; e != nil {
+		v := historyEntryJSON(*e)
+		out.Latest.Failed = &v
+	}
+	if r := s.Latest.Restored; r != nil {
+		out.Latest.Restored = &api.RestoredCheckpoint{ID: r.ID, RestoreTimestamp: r.RestoreTimestamp, IsSavepoint: r.IsSavepoint, ExternalPath: r.ExternalPath}
+	}
+	return out
 }

@@ -7,46 +7,6 @@ import (
 	"testing"
 )
 
-// FuzzParseRequirementsBody: the parser never panics, and what it accepts without
-// problems re-encodes to a body it parses to the same requirements.
-func FuzzParseRequirementsBody(f *testing.F) {
-	for _, s := range []string{
-		`{"a":{"parallelism":{"lowerBound":1,"upperBound":4}}}`,
-		`{"a":{"parallelism":{"lowerBound":-1,"upperBound":-1}},"b":{"parallelism":{"lowerBound":2,"upperBound":2}}}`,
-		`{"a":{"parallelism":{"lowerBound":"1"}}}`, `[]`, `null`, `{"a":null}`, `{"a":{"parallelism":[]}}`, ``,
-	} {
-		f.Add([]byte(s))
-	}
-	f.Fuzz(func(t *testing.T, body []byte) {
-		req, problems := parseRequirementsBody(body)
-		for _, p := range problems {
-			if p == "" {
-				t.Fatal("empty problem")
-			}
-		}
-		if len(problems) > 0 {
-			return
-		}
-		m := map[string]vertexRequirement{}
-		for v, b := range req {
-			m[string(v)] = vertexRequirement{Parallelism: requirementBounds{LowerBound: b.Lower, UpperBound: b.Upper}}
-		}
-		again, err := json.Marshal(m)
-		if err != nil {
-			t.Fatal(err)
-		}
-		req2, problems2 := parseRequirementsBody(again)
-		if len(problems2) > 0 || len(req2) != len(req) {
-			t.Fatalf("re-encoded %s: %q, %v (from %v)", again, problems2, req2, req)
-		}
-		for v, b := range req {
-			if req2[v] != b {
-				t.Fatalf("vertex %s: %v then %v", v, b, req2[v])
-			}
-		}
-	})
-}
-
 // FuzzRESTRequirementsHandler drives PUT resource-requirements of a running AM: every
 // answer is 200, 400 or 409 with Flink's error body, never a panic or a 5xx.
 func FuzzRESTRequirementsHandler(f *testing.F) {

@@ -9,6 +9,8 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/tidestream/tide/rest"
 )
 
 const jobPath = "/jobs/" + testJobID
@@ -213,7 +215,7 @@ func mustJSON(t *testing.T, b []byte, v any) {
 func TestRESTErrors(t *testing.T) {
 	r := startRESTAM(t, restAMOptions{})
 	other := "/jobs/ffffffffffffffffffffffffffffffff"
-	big := `{"action":"MARK_BLOCKED","cause":"` + strings.Repeat("x", maxRequestBody) + `"}`
+	big := `{"action":"MARK_BLOCKED","cause":"` + strings.Repeat("x", rest.MaxRequestBody) + `"}`
 	tests := []struct {
 		name, method, path, body string
 		want                     int
@@ -241,7 +243,7 @@ func TestRESTErrors(t *testing.T) {
 		{"bad cancel mode", "PATCH", jobPath + "?mode=stop", "", 400, "", "cancel"},
 		{"requirements not JSON", "PUT", jobPath + "/resource-requirements", "{", 400, "", "JSON"},
 		{"requirements empty", "PUT", jobPath + "/resource-requirements", "", 400, "", "empty"},
-		{"requirements oversize", "PUT", jobPath + "/resource-requirements", `{"a":"` + strings.Repeat("y", maxRequestBody) + `"}`, 413, "", "larger"},
+		{"requirements oversize", "PUT", jobPath + "/resource-requirements", `{"a":"` + strings.Repeat("y", rest.MaxRequestBody) + `"}`, 413, "", "larger"},
 		{"checkpoint unknown field", "POST", jobPath + "/checkpoints", `{"checkpointType":"FULL","extra":1}`, 400, "", "extra"},
 		{"checkpoint bad type", "POST", jobPath + "/checkpoints", `{"checkpointType":"INCREMENTAL"}`, 400, "", "INCREMENTAL"},
 		{"checkpoint not JSON", "POST", jobPath + "/checkpoints", `[1,2]`, 400, "", "Invalid"},
@@ -250,7 +252,7 @@ func TestRESTErrors(t *testing.T) {
 		{"savepoint relative directory", "POST", jobPath + "/savepoints", `{"target-directory":"sp"}`, 400, "", "absolute"},
 		{"savepoint unknown field", "POST", jobPath + "/savepoints", `{"target-dir":"/tmp"}`, 400, "", "target-dir"},
 		{"savepoint bad format", "POST", jobPath + "/savepoints", `{"target-directory":"/tmp/sp","formatType":"XML"}`, 400, "", "XML"},
-		{"savepoint oversize", "POST", jobPath + "/savepoints", `{"target-directory":"/` + strings.Repeat("z", maxRequestBody) + `"}`, 413, "", "larger"},
+		{"savepoint oversize", "POST", jobPath + "/savepoints", `{"target-directory":"/` + strings.Repeat("z", rest.MaxRequestBody) + `"}`, 413, "", "larger"},
 		{"stop with drain", "POST", jobPath + "/stop", `{"targetDirectory":"/tmp/sp","drain":true}`, 400, "", "drain"},
 		{"stop unknown field", "POST", jobPath + "/stop", `{"target-directory":"/tmp/sp"}`, 400, "", "target-directory"},
 		{"exceptions bad max", "GET", jobPath + "/exceptions?maxExceptions=0", "", 400, "", "maxExceptions"},

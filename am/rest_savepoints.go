@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tidestream/tide/api"
 	"github.com/tidestream/tide/core"
 	"github.com/tidestream/tide/core/checkpoint"
 	"github.com/tidestream/tide/storage"
@@ -21,49 +22,19 @@ const savepointsDirKey = "state.savepoints.dir"
 // savepointCopyTimeout bounds copying one checkpoint into a savepoint directory.
 const savepointCopyTimeout = 10 * time.Minute
 
-type savepointBody struct {
-	TargetDirectory string `json:"target-directory"`
-	CancelJob       bool   `json:"cancel-job"`
-	FormatType      string `json:"formatType"`
-	TriggerID       string `json:"triggerId"`
-}
-
-type stopBody struct {
-	TargetDirectory string `json:"targetDirectory"`
-	Drain           bool   `json:"drain"`
-	FormatType      string `json:"formatType"`
-	TriggerID       string `json:"triggerId"`
-}
-
-// postSavepoint serves POST /jobs/:jobid/savepoints. A savepoint is a checkpoint taken now
-// and copied, _metadata last, into its own directory under target-directory (or
-// state.savepoints.dir); with cancel-job the job is cancelled once the copy is complete.
-func (a *AM) postSavepoint(w http.ResponseWriter, r *http.Request) {
-	var body savepointBody
-	if !decodeBody(w, r, &body) {
-		return
-	}
+// TriggerSavepoint starts a savepoint (POST /jobs/:jobid/savepoints, and /stop with
+// stop): a checkpoint taken now and copied, _metadata last, into its own directory under
+// target (or state.savepoints.dir); with stop the job is cancelled once the copy is
+// complete.
+func (a *AM) TriggerSavepoint(ctx context.Context, target, format, triggerID string, stop bool, remote string) (string, error) {
 	kind := opSavepoint
-	if body.CancelJob {
+	if stop {
 		kind = opStop
 	}
-	a.startSavepoint(w, r, kind, body.TargetDirectory, body.FormatType, body.TriggerID)
+	return a.startSavepoint(ctx, kind, target, format, triggerID, remote)
 }
 
-// postStop serves POST /jobs/:jobid/stop: a savepoint, then the job is cancelled.
-func (a *AM) postStop(w http.ResponseWriter, r *http.Request) {
-	var body stopBody
-	if !decodeBody(w, r, &body) {
-		return
-	}
-	if body.Drain {
-		writeError(w, http.StatusBadRequest, "drain: tide's sources are unbounded streams that cannot be drained; omit drain or set it to false")
-		return
-	}
-	a.startSavepoint(w, r, opStop, body.TargetDirectory, body.FormatType, body.TriggerID)
-}
-
-func (a *AM) startSavepoint(w http.ResponseWriter, r *http.Request, kind operationKind, target, format, triggerID string) {
+func (a *AM) startSavepoint(ctx context.Context, kind operationKind, target, format, triggerID, remote string) (string, error) {
 	var problems []string
 	switch strings.ToUpper(format) {
 	case "", "CANONICAL", "NATIVE":
@@ -75,23 +46,20 @@ func (a *AM) startSavepoint(w http.ResponseWriter, r *http.Request, kind operati
 		problems = append(problems, err.Error())
 	}
 	if len(problems) > 0 {
-		writeErrors(w, http.StatusBadRequest, problems)
-		return
+		return "", statusError(http.StatusBadRequest, problems...)
 	}
-	a.startOperation(w, r, operation{ID: triggerID, Kind: kind, TargetDir: targetURI})
+	return a.startOperation(ctx, operation{ID: triggerID, Kind: kind, TargetDir: targetURI}, remote)
 }
 
-// getSavepointTrigger serves GET /jobs/:jobid/savepoints/:triggerid (and the status of a
-// stop, which Flink polls under the same path).
-func (a *AM) getSavepointTrigger(w http.ResponseWriter, r *http.Request) {
+// SavepointOperation polls a savepoint or a stop (GET /jobs/:jobid/savepoints/:triggerid,
+// where Flink polls both).
+func (a *AM) SavepointOperation(triggerID string) (api.AsyncOperation, error) {
 	a.resolveOperations()
-	id := r.PathValue("triggerid")
-	op, ok := a.api.triggers.get(id, opSavepoint, opStop)
+	op, ok := a.api.triggers.get(triggerID, opSavepoint, opStop)
 	if !ok {
-		writeError(w, http.StatusNotFound, fmt.Sprintf("Savepoint trigger %s not found for job %s: expected the request-id of POST /jobs/%s/savepoints or /stop", id, a.cfg.JobID, a.cfg.JobID))
-		return
+		return api.AsyncOperation{}, statusErrorf(http.StatusNotFound, "Savepoint trigger %s not found for job %s: expected the request-id of POST /jobs/%s/savepoints or /stop", triggerID, a.cfg.JobID, a.cfg.JobID)
 	}
-	writeOperation(w, op, map[string]any{})
+	return operationJSON(op, api.OperationResult{}), nil
 }
 
 // startSavepointCopy copies the completed checkpoint of op into its savepoint directory

@@ -4,11 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 	"sync"
 	"sync/atomic"
 
 	"github.com/tidestream/tide/core/jobgraph"
+	"github.com/tidestream/tide/rest"
 )
 
 // errJobTerminated: the job has ended, so it can no longer be changed.
@@ -17,7 +17,7 @@ var errJobTerminated = errors.New("the job has terminated")
 // restState is what the REST API keeps besides the view: the auth check, the operations
 // triggered by id, the one resource-requirements update in flight, and the job graph.
 type restState struct {
-	auth     *restAuth
+	auth     *rest.Auth
 	triggers *triggers
 	// updating is set while a PUT resource-requirements is being applied (409 for another).
 	updating atomic.Bool
@@ -30,7 +30,7 @@ type restState struct {
 }
 
 func newRESTState(cfg Config) (*restState, error) {
-	auth, err := newRESTAuth(cfg.RESTListener, cfg.RESTAuthToken, cfg.RESTAuthTokenFile)
+	auth, err := rest.NewAuth(cfg.RESTListener, cfg.RESTAuthToken, cfg.RESTAuthTokenFile)
 	if err != nil {
 		return nil, err
 	}
@@ -112,19 +112,4 @@ func (a *AM) mutate(ctx context.Context, f func()) error {
 	}
 	<-t.done
 	return nil
-}
-
-// writeMutateError answers a mutate that failed: 409 with terminated (what can no longer
-// change) once the job has ended, 503 when the event loop did not answer in time. It
-// reports whether it wrote a response.
-func writeMutateError(w http.ResponseWriter, err error, terminated string) bool {
-	switch {
-	case errors.Is(err, errJobTerminated):
-		writeError(w, http.StatusConflict, terminated)
-	case err != nil:
-		writeError(w, http.StatusServiceUnavailable, err.Error())
-	default:
-		return false
-	}
-	return true
 }

@@ -1,6 +1,7 @@
 package am
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"time"
@@ -28,39 +29,37 @@ func (a *AM) vertexNowOf(v core.VertexID) vertexNow {
 	return n
 }
 
-// vertexFor answers 404 unless the path names a vertex of the job; it returns the vertex's
-// display name and what the loop knows of it.
-func (a *AM) vertexFor(w http.ResponseWriter, r *http.Request) (id core.VertexID, name string, now vertexNow, ok bool) {
+// vertexFor finds vertex vid of the job (404 when there is none) and returns its display
+// name and what the loop knows of it.
+func (a *AM) vertexFor(ctx context.Context, vid string) (id core.VertexID, name string, now vertexNow, err error) {
 	graph, err := a.jobGraph()
 	if err != nil {
-		writeError(w, http.StatusInternalServerError, fmt.Sprintf("job graph of %s: %v", a.cfg.JobName, err))
-		return "", "", now, false
+		return "", "", now, fmt.Errorf("job graph of %s: %w", a.cfg.JobName, err)
 	}
-	id = core.VertexID(r.PathValue("vertexid"))
+	id = core.VertexID(vid)
 	var ids []string
+	found := false
 	for _, gv := range graph.Vertices {
-		if gv.ID == string(id) {
-			name, ok = displayName(gv.Name, gv.ID), true
+		if gv.ID == vid {
+			name, found = displayName(gv.Name, gv.ID), true
 		}
 		ids = append(ids, gv.ID)
 	}
-	if !ok {
-		writeError(w, http.StatusNotFound, fmt.Sprintf("Vertex %s not found in job %s: its vertices are %v", id, a.cfg.JobID, ids))
-		return "", "", now, false
+	if !found {
+		return "", "", now, statusErrorf(http.StatusNotFound, "Vertex %s not found in job %s: its vertices are %v", vid, a.cfg.JobID, ids)
 	}
-	if err := a.inspect(r.Context(), func() { now = a.vertexNowOf(id) }); err != nil {
-		writeError(w, http.StatusServiceUnavailable, err.Error())
-		return "", "", now, false
+	if err := a.inspect(ctx, func() { now = a.vertexNowOf(id) }); err != nil {
+		return "", "", now, unavailable(err)
 	}
-	return id, name, now, true
+	return id, name, now, nil
 }
 
-// getVertex serves GET /jobs/:jobid/vertices/:vertexid: the vertex and each subtask with
-// its metrics (Flink's JobVertexDetailsInfo, with tide's rates beside Flink's totals).
-func (a *AM) getVertex(w http.ResponseWriter, r *http.Request) {
-	id, name, now, ok := a.vertexFor(w, r)
-	if !ok {
-		return
+// Vertex is GET /jobs/:jobid/vertices/:vertexid: the vertex and each subtask with its
+// metrics (Flink's JobVertexDetailsInfo, with tide's rates beside Flink's totals).
+func (a *AM) Vertex(ctx context.Context, vid string) (api.VertexDetails, error) {
+	id, name, now, err := a.vertexFor(ctx, vid)
+	if err != nil {
+		return api.VertexDetails{}, err
 	}
 	byIndex := map[int]SubtaskMetrics{}
 	for _, m := range a.metrics.tasks.vertex(id) {
@@ -83,7 +82,7 @@ func (a *AM) getVertex(w http.ResponseWriter, r *http.Request) {
 		}
 		out.Subtasks = append(out.Subtasks, st)
 	}
-	writeJSON(w, http.StatusOK, out)
+	return out, nil
 }
 
 func subtaskMetricsJSON(m SubtaskMetrics) api.SubtaskMetrics {
@@ -133,12 +132,12 @@ func aggregate(agg *api.VertexMetrics, m api.SubtaskMetrics) {
 	}
 }
 
-// getVertexBackPressure serves GET /jobs/:jobid/vertices/:vertexid/backpressure from the
+// VertexBackPressure is GET /jobs/:jobid/vertices/:vertexid/backpressure, from the
 // subtasks' back-pressured time per second (Flink's task-based back-pressure).
-func (a *AM) getVertexBackPressure(w http.ResponseWriter, r *http.Request) {
-	id, _, now, ok := a.vertexFor(w, r)
-	if !ok {
-		return
+func (a *AM) VertexBackPressure(ctx context.Context, vid string) (api.VertexBackPressure, error) {
+	id, _, now, err := a.vertexFor(ctx, vid)
+	if err != nil {
+		return api.VertexBackPressure{}, err
 	}
 	out := api.VertexBackPressure{Status: "deprecated", BackpressureLevel: api.BackPressureOK, EndTimestamp: -1,
 		Subtasks: []api.SubtaskBackPressure{}}
@@ -160,5 +159,5 @@ func (a *AM) getVertexBackPressure(w http.ResponseWriter, r *http.Request) {
 	if len(out.Subtasks) > 0 {
 		out.Status, out.BackpressureLevel, out.EndTimestamp = "ok", api.BackPressureLevel(worst), newest.UnixMilli()
 	}
-	writeJSON(w, http.StatusOK, out)
+	return out, nil
 }

@@ -67,3 +67,33 @@ func (c *Client) Checkpoint(ctx context.Context, jobID string, id int64) (Checkp
 	err := c.do(ctx, http.MethodGet, jobPath(jobID, "/checkpoints/details/"+strconv.FormatInt(id, 10)), nil, &s)
 	return s, err
 }
+
+// Externalization says whether checkpoints are kept outside the job.
+type Externalization struct {
+	Enabled              bool `json:"enabled"`
+	DeleteOnCancellation bool `json:"delete_on_cancellation"`
+}
+
+// CheckpointConfig is GET /jobs/:jobid/checkpoints/config: the settings in force, live
+// reloads included. Durations are milliseconds; Interval is -1 when periodic checkpoints
+// are off.
+type CheckpointConfig struct {
+	Mode               string          `json:"mode"`
+	Interval           int64           `json:"interval"`
+	Timeout            int64           `json:"timeout"`
+	MinPause           int64           `json:"min_pause"`
+	MaxConcurrent      int             `json:"max_concurrent"`
+	CheckpointsEnabled bool            `json:"checkpoints_enabled"`
+	Externalization    Externalization `json:"externalization"`
+	StateBackend       string          `json:"state_backend"`
+	CheckpointStorage  string          `json:"checkpoint_storage"`
+	NumRetained        int             `json:"num_retained"`
+}
+
+// CheckpointConfig returns the checkpoint settings in force
+// (GET /jobs/:jobid/checkpoints/config).
+func (c *Client) CheckpointConfig(ctx context.Context, jobID string) (CheckpointConfig, error) {
+	var cc CheckpointConfig
+	err := c.do(ctx, http.MethodGet, jobPath(jobID, "/checkpoints/config"), nil, &cc)
+	return cc, err
+}

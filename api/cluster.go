@@ -40,3 +40,18 @@ func (c *Client) JobManagerConfig(ctx context.Context) ([]ConfigEntry, error) {
 	err := c.do(ctx, http.MethodGet, "/jobmanager/config", nil, &out)
 	return out, err
 }
+
+// DashboardFeatures says what the web page may offer.
+type DashboardFeatures struct {
+	WebSubmit  bool `json:"web-submit"`
+	WebCancel  bool `json:"web-cancel"`
+	WebRescale bool `json:"web-rescale"`
+}
+
+// DashboardConfig is GET /config.
+type DashboardConfig struct {
+	RefreshInterval int64             `json:"refresh-interval"`
+	Version         string            `json:"flink-version"`
+	Revision        string            `json:"flink-revision"`
+	Features        DashboardFeatures `json:"features"`
+}

@@ -1,4 +1,4 @@
-package am
+package rest
 
 import (
 	"crypto/subtle"
@@ -10,19 +10,19 @@ import (
 	"strings"
 )
 
-// restAuth guards the mutating endpoints. On a loopback address the API is open (only
+// Auth guards the mutating endpoints. On a loopback address the API is open (only
 // local users reach it); on any other address every PUT, POST, PATCH and DELETE must carry
 // "Authorization: Bearer <token>". GETs stay open.
-type restAuth struct {
+type Auth struct {
 	addr     string // where the API listens, for the 401 message
 	required bool
 	token    []byte
 }
 
-// newRESTAuth decides whether the listener needs a token and loads it. Bound off loopback
+// NewAuth decides whether the listener needs a token and loads it. Bound off loopback
 // without a token is a configuration error: an open API would let anyone cancel the job.
-func newRESTAuth(ln net.Listener, token, tokenFile string) (*restAuth, error) {
-	a := &restAuth{}
+func NewAuth(ln net.Listener, token, tokenFile string) (*Auth, error) {
+	a := &Auth{}
 	if ln == nil {
 		return a, nil
 	}
@@ -68,7 +68,7 @@ func isLoopback(addr net.Addr) bool {
 }
 
 // require wraps a mutating handler with the token check.
-func (a *restAuth) require(h http.HandlerFunc) http.HandlerFunc {
+func (a *Auth) require(h http.HandlerFunc) http.HandlerFunc {
 	if !a.required {
 		return h
 	}
@@ -86,7 +86,7 @@ func (a *restAuth) require(h http.HandlerFunc) http.HandlerFunc {
 }
 
 // allowed compares the presented bearer token in constant time.
-func (a *restAuth) allowed(header string) bool {
+func (a *Auth) allowed(header string) bool {
 	scheme, presented, ok := strings.Cut(strings.TrimSpace(header), " ")
 	if !ok || !strings.EqualFold(scheme, "Bearer") {
 		return false
