@@ -7,6 +7,7 @@ import (
 	"errors"
 	"net"
 	"net/http"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -200,6 +201,12 @@ func TestClientAgainstAM(t *testing.T) {
 	if err := c.UnblockNode(ctx, "node-a"); !api.IsStatus(err, http.StatusNotFound) {
 		t.Errorf("unblocking twice: %v, want 404", err)
 	}
+	if p, err := c.Plan(ctx, jobID); err != nil || len(p.Nodes) != len(job.Vertices) || p.Nodes[0].Parallelism != 2 {
+		t.Errorf("Plan = %+v, %v", p, err)
+	}
+	if cc, err := c.CheckpointConfig(ctx, jobID); err != nil || !cc.CheckpointsEnabled || cc.Interval != 200 {
+		t.Errorf("CheckpointConfig = %+v, %v", cc, err)
+	}
 	if _, err := c.Exceptions(ctx, jobID, 5); err != nil {
 		t.Errorf("Exceptions: %v", err)
 	}
@@ -223,6 +230,10 @@ func TestClientAgainstAM(t *testing.T) {
 		{"/jobs/" + jobID + "/checkpoints/" + trigger, &api.AsyncOperation{}},
 		{"/jobs/" + jobID + "/exceptions", &api.JobExceptions{}},
 		{"/jobmanager/config", &[]api.ConfigEntry{}},
+		{"/config", &api.DashboardConfig{}},
+		{"/jobs/" + jobID + "/plan", &api.JobPlan{}},
+		{"/jobs/" + jobID + "/checkpoints/config", &api.CheckpointConfig{}},
+		{"/jobs/" + jobID + "/checkpoints/details/" + strconv.FormatInt(stats.History[0].ID, 10), &api.CheckpointStatistics{}},
 		{"/taskmanagers", &api.TaskManagers{}},
 		{"/blocklist", &api.Blocklist{}},
 	} {
