@@ -4,6 +4,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/tidestream/tide/api"
+	"github.com/tidestream/tide/yarn"
 )
 
 // The client commands share one shape: read the arguments, check the flags that need no
@@ -58,9 +59,24 @@ func jobAction(check func(c *cli.Context, ref string) error, run func(c *cli.Con
 				return err
 			}
 		}
+		app := ""
+		if _, perr := yarn.ParseApplicationID(ref); perr == nil && c.String("jobmanager") == "" {
+			// JOB is a YARN application id: its AM's one job.
+			app = ref
+			if err := c.Set("jobmanager", yarnTargetPrefix+app); err != nil {
+				return err
+			}
+		}
 		cc, err := newClientCommand(c)
 		if err != nil {
 			return err
+		}
+		if app != "" {
+			j, err := onlyJob(c.Context, cc.api, app)
+			if err != nil {
+				return err
+			}
+			return run(c, cc, j)
 		}
 		j, err := resolveJob(c.Context, cc.api, ref)
 		if err != nil {

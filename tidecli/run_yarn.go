@@ -157,9 +157,17 @@ func runYarnPerJob(c *cli.Context) error {
 	appID := yarn.ApplicationIDString(app.ID)
 	fmt.Fprintf(out, "Submitted application %s (staging %s) in %s\n", appID, app.StagingDir, time.Since(t0).Round(time.Millisecond))
 	var runningAt time.Duration
+	var amURL string // the current attempt's AM
 	p, err := yarn.Follow(ctx, rm, app.ID, yarn.FollowOptions{
 		UntilRunning: c.Bool("detached"),
 		OnChange: func(p yarn.Progress) {
+			if p.TrackingURL != "" && p.TrackingURL != amURL {
+				if amURL != "" {
+					fmt.Fprintf(out, "%s: AM attempt %d started at %s (the previous AM at %s is gone; tide commands with -m %s%s follow it)\n",
+						appID, p.Report.GetCurrentApplicationAttemptId().GetAttemptId(), termSafe(p.TrackingURL), termSafe(amURL), yarnTargetPrefix, appID)
+				}
+				amURL = p.TrackingURL
+			}
 			switch {
 			case yarn.Ended(p.State):
 				// The AM is gone: its job's last state would be stale.
@@ -190,7 +198,7 @@ func runYarnPerJob(c *cli.Context) error {
 	}
 	reportStaging(c.Context, out, staging, appID, app.StagingDir, p.Report.GetFinalApplicationStatus())
 	if err != nil {
-		if web, werr := rmWebFromConfig(cfg); werr == nil {
+		if web, werr := rmWebFromConfig(cfg); werr == nil && p.Report.GetFinalApplicationStatus() != yarnpb.FinalApplicationStatusProto_APP_KILLED {
 			reportFailedAttempts(c.Context, out, web, appID)
 		}
 		return err
@@ -223,12 +231,7 @@ func interrupted(c *cli.Context, rm *yarn.ClientRM, staging storage.Storage, app
 		return nil
 	}
 	fmt.Fprintf(out, "Interrupted: %s keeps running (tide run --cancel-on-exit kills it on Ctrl-C).\n", appID)
-	if tracking != "" {
-		host := strings.TrimPrefix(strings.TrimPrefix(tracking, "http://"), "https://")
-		fmt.Fprintf(out, "Stop it with: tide cancel -m %s %s\n", host, job)
-	} else {
-		fmt.Fprintf(out, "Its AM is not up yet; once it is, stop the job with tide cancel -m <AM REST host:port> %s (the tracking URL of %s)\n", job, appID)
-	}
+	fmt.Fprintf(out, "Stop it with: tide cancel %s (its AM found through the ResourceManager; the job is %s)\n", appID, job)
 	return nil
 }
 

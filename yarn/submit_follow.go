@@ -51,7 +51,7 @@ func Follow(ctx context.Context, rm *ClientRM, app *yarnpb.ApplicationIdProto, o
 		if err != nil {
 			return last, err
 		}
-		p := Progress{State: r.GetYarnApplicationState(), Report: r, TrackingURL: amURL(r), JobState: last.JobState}
+		p := Progress{State: r.GetYarnApplicationState(), Report: r, TrackingURL: AMURL(r), JobState: last.JobState}
 		if p.State == yarnpb.YarnApplicationStateProto_RUNNING && p.TrackingURL != "" {
 			if st, err := jobState(ctx, o.HTTP, p.TrackingURL); err == nil {
 				p.JobState = st
@@ -84,9 +84,9 @@ func Follow(ctx context.Context, rm *ClientRM, app *yarnpb.ApplicationIdProto, o
 	}
 }
 
-// amURL is the AM's own REST address: the tracking URL it registered (the report's
-// trackingUrl is the RM's web proxy).
-func amURL(r *yarnpb.ApplicationReportProto) string {
+// AMURL is the AM's own REST address: the tracking URL it registered (the report's
+// trackingUrl is the RM's web proxy); "" before the AM registered.
+func AMURL(r *yarnpb.ApplicationReportProto) string {
 	u := r.GetOriginalTrackingUrl()
 	if u == "" || u == "N/A" {
 		return ""

@@ -16,10 +16,11 @@ import (
 	"github.com/tidestream/tide/yarn/yarnpb"
 )
 
-var stopWithRE = regexp.MustCompile(`Stop it with: (tide cancel -m \S+ \S+)`)
+var stopWithRE = regexp.MustCompile(`Stop it with: (tide cancel (application_\d+_\d+))`)
 
 // TestYARNInterrupt: Ctrl-C on an attached tide run leaves the application running and
-// prints the command that stops it, which works (the job is cancelled, the application
+// prints the command that stops it, tide cancel APPLICATION_ID (the AM found through the
+// ResourceManager's web proxy), which works (the job is cancelled, the application
 // ends KILLED and the AM removes the staging directory); with --cancel-on-exit, Ctrl-C
 // kills the application and tide run removes the staging directory.
 func TestYARNInterrupt(t *testing.T) {
@@ -37,6 +38,9 @@ func TestYARNInterrupt(t *testing.T) {
 		}
 		if state := appState(t, env, r.app); state != yarnpb.YarnApplicationStateProto_RUNNING {
 			t.Fatalf("%s is %v after the interrupt, want RUNNING", r.app, state)
+		}
+		if m[2] != r.app {
+			t.Fatalf("tide run says to cancel %s, want its application %s", m[2], r.app)
 		}
 		words := strings.Fields(m[1])
 		cancel := exec.Command(tideBin, append(words[1:], "--wait", "60s")...)

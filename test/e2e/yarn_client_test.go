@@ -1,0 +1,77 @@
+package e2e
+
+import (
+	"context"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tidestream/tide/internal/testkit"
+	"github.com/tidestream/tide/test/hadoop/hadooptest"
+)
+
+// TestYARNClientByApplicationID: client commands find the AM by application id through the
+// ResourceManager (-m yarn-application:<id>, -Dyarn.application.id=<id>), before
+// and after the AM moves to a second attempt; tide run prints the new AM's address when
+// attempt 2 starts; tide list --target yarn lists the application; tide cancel APPLICATION_ID
+// cancels its job, tide run's last line says how the application ended, and a client command
+// on the ended application says so.
+func TestYARNClientByApplicationID(t *testing.T) {
+	env := hadooptest.RequireYARN(t)
+	jobArgs := []string{"--records", "1000000", "--keys", "7", "--rate", "2000", "--output", t.TempDir()}
+	r := startYarnRun(t, env, []string{"-Dyarn.application-attempts=2"}, jobArgs)
+	jid := r.jobID(t)
+	waitYarnRunning(t, r.track, jid, 2, nil)
+
+	for _, args := range [][]string{
+		{"list", "-m", "yarn-application:" + r.app},
+		{"list", "-Dyarn.application.id=" + r.app},
+	} {
+		if out := tideYARN(t, env, args...); !strings.Contains(out, jid) {
+			t.Errorf("tide %s: no job %s:\n%s", strings.Join(args, " "), jid, out)
+		}
+	}
+	apps := tideYARN(t, env, "list", "--target", "yarn")
+	if !strings.Contains(apps, r.app) || !strings.Contains(apps, "/proxy/"+r.app+"/") {
+		t.Errorf("tide list --target yarn: no running %s with its proxy URL:\n%s", r.app, apps)
+	}
+	for _, l := range strings.Split(apps, "\n") {
+		if strings.HasPrefix(l, r.app) && !strings.Contains(l, "RUNNING") {
+			t.Errorf("tide list --target yarn: %q, want %s RUNNING", l, r.app)
+		}
+	}
+
+	killAM(t, r.app)
+	track2 := waitAttempt2(t, env, r.app, r.track)
+	testkit.WaitFor(t, "tide run printing attempt 2's AM", func() (bool, error) {
+		return strings.Contains(r.out.String(), r.app+": AM attempt 2 started at "+track2), nil
+	})
+	testkit.WaitFor(t, "the job by application id after the failover", func() (bool, error) {
+		cmd := exec.Command(tideBin, "list", "-m", "yarn-application:"+r.app)
+		cmd.Env = hadoopEnv(env)
+		b, err := cmd.CombinedOutput()
+		return err == nil && strings.Contains(string(b), "RUNNING"), err
+	})
+
+	tideYARN(t, env, "cancel", r.app, "--wait", "60s")
+	select {
+	case <-r.done:
+	case <-time.After(2 * time.Minute):
+		t.Fatal("tide run did not end after tide cancel")
+	}
+	<-r.drained
+	out := strings.TrimSpace(r.out.String())
+	lines := strings.Split(out, "\n")
+	if last := lines[len(lines)-1]; !strings.Contains(last, r.app) || !strings.Contains(last, "KILLED") || strings.Contains(last, "RUNNING") {
+		t.Errorf("tide run's last line %q, want %s's end with final status KILLED", last, r.app)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, tideBin, "list", "-m", "yarn-application:"+r.app)
+	cmd.Env = hadoopEnv(env)
+	b, err := cmd.CombinedOutput()
+	if err == nil || !strings.Contains(string(b), "its AM is gone") {
+		t.Errorf("tide list -m yarn-application:%s after the end: %v\n%s", r.app, err, b)
+	}
+}
