@@ -460,6 +460,12 @@ var (
 		Description: "Port TaskManagers exchange records on; 0 picks a free port.",
 	}, intType{0, anyPort})
 
+	// TaskManagerDebugPprofAddress turns on the TaskManager's Go profiling endpoint.
+	TaskManagerDebugPprofAddress = declare[string](Spec{
+		Key:         "taskmanager.debug.pprof.address",
+		Description: "host:port on loopback where each TaskManager serves its Go profiles (CPU, allocations, heap, goroutines) under /debug/pprof/, for go tool pprof; port 0 picks a free one (logged). Unset: off. The endpoint has no authentication, so an address off loopback is refused.",
+	}, stringType{})
+
 	// ExecutionBufferTimeout is how long a partly filled network buffer may wait before it
 	// is sent: the trade between latency and throughput.
 	ExecutionBufferTimeout = declare[time.Duration](Spec{

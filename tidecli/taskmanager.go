@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"log/slog"
 	"net"
 	"os"
 	"os/signal"
@@ -13,6 +14,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/tidestream/tide/conf"
+	"github.com/tidestream/tide/tm/debug"
 	"github.com/tidestream/tide/tm/netplane"
 	"github.com/tidestream/tide/tm/worker"
 )
@@ -60,6 +62,11 @@ func runTaskManager(c *cli.Context) error {
 	}
 	ctx, stop := signal.NotifyContext(c.Context, syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
+	if addr := conf.TaskManagerDebugPprofAddress.Get(cfg); addr != "" {
+		if _, err := debug.ServePprof(ctx, addr, slog.Default().With("taskmanager", id)); err != nil {
+			return fmt.Errorf("TaskManager %s: %w", id, err)
+		}
+	}
 	return worker.Run(ctx, worker.Config{
 		Secret:         secret,
 		AMAddress:      net.JoinHostPort(conf.JobManagerRPCAddress.Get(cfg), strconv.Itoa(conf.JobManagerRPCPort.Get(cfg))),
