@@ -38,6 +38,9 @@ type restAMOptions struct {
 	logger    *slog.Logger // testkit.Logger() if nil
 	rpcBind   string       // default 127.0.0.1
 	secret    clusterauth.Secret
+	// endless runs a job that does not finish by itself, for tests that register
+	// TaskManagers and then keep asking the AM (the default job ends within a second).
+	endless bool
 }
 
 func startRESTAM(t testing.TB, o restAMOptions) *restAM {
@@ -76,6 +79,9 @@ func newRESTAM(t testing.TB, o restAMOptions) (*AM, error) {
 		t.Fatalf("job %s not registered", examples.CheckableCountName)
 	}
 	jobArgs := []string{"--records", "1000", "--parallelism", "2", "--output", t.TempDir()}
+	if o.endless {
+		jobArgs = []string{"--records", "1000000000", "--rate", "100", "--parallelism", "2", "--output", t.TempDir()}
+	}
 	job, err := build(jobArgs)
 	if err != nil {
 		t.Fatal(err)

@@ -75,7 +75,7 @@ func waitTMErr(t *testing.T, done <-chan error) error {
 // one with the same secret registers.
 func TestRPCSecretRefusesOthers(t *testing.T) {
 	logs := &syncBuffer{}
-	r := startRESTAM(t, restAMOptions{rpcBind: "0.0.0.0", secret: secretA,
+	r := startRESTAM(t, restAMOptions{rpcBind: "0.0.0.0", secret: secretA, endless: true,
 		logger: slog.New(slog.NewTextHandler(logs, nil))})
 	_, port, _ := net.SplitHostPort(r.am.RPCAddr())
 	addr := net.JoinHostPort("127.0.0.1", port)
@@ -136,7 +136,7 @@ func body(r *restAM, t *testing.T) []byte {
 // an AM that cannot prove it (here a loopback AM without one); without secrets on both sides,
 // loopback keeps working.
 func TestRPCTaskManagerRefusesAMWithoutSecret(t *testing.T) {
-	r := startRESTAM(t, restAMOptions{})
+	r := startRESTAM(t, restAMOptions{endless: true})
 	done, _ := runTM(t, r.am.RPCAddr(), "tm-strict", secretA)
 	err := waitTMErr(t, done)
 	if !errors.Is(err, worker.ErrRejected) || !strings.Contains(err.Error(), "did not prove it holds the internal secret") {
