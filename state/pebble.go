@@ -1,0 +1,272 @@
+package state
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+
+	"github.com/cockroachdb/pebble/v2"
+)
+
+// PebbleOptions configure a pebble backend.
+type PebbleOptions struct {
+	// Dir is the parent directory; the instance gets a fresh subdirectory that Close removes.
+	Dir string
+	// Name prefixes the subdirectory's name (e.g. the vertex and subtask), for operators.
+	Name string
+	// CacheSize is the block cache in bytes (0: Pebble's default, 8 MiB).
+	CacheSize int64
+	// MemTableSize is the memtable size in bytes (0: Pebble's default, 4 MiB).
+	MemTableSize uint64
+	Logger       *slog.Logger
+}
+
+// PebbleBackend keeps keyed state in an embedded Pebble LSM.
+type PebbleBackend struct {
+	db   *pebble.DB
+	dir  string
+	kbuf []byte
+	wo   *pebble.WriteOptions
+}
+
+// comparerName and the format version are persisted by Pebble and checked on open; they
+// are fixed here so every instance tide writes opens with the same settings.
+const pebbleFormat = pebble.FormatVirtualSSTables
+
+// OpenPebble creates a pebble backend in a fresh directory under opts.Dir.
+func OpenPebble(opts PebbleOptions) (*PebbleBackend, error) {
+	if opts.Dir == "" {
+		opts.Dir = os.TempDir()
+	}
+	if err := os.MkdirAll(opts.Dir, 0o700); err != nil {
+		return nil, fmt.Errorf("pebble state backend: %w", err)
+	}
+	dir, err := os.MkdirTemp(opts.Dir, "tide-pebble-"+opts.Name+"-")
+	if err != nil {
+		return nil, fmt.Errorf("pebble state backend: %w", err)
+	}
+	log := opts.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	po := &pebble.Options{
+		DisableWAL:         true,
+		FormatMajorVersion: pebbleFormat,
+		Logger:             pebbleLogger{log: log.With("pebble", dir)},
+	}
+	if opts.MemTableSize > 0 {
+		po.MemTableSize = opts.MemTableSize
+	}
+	var cache *pebble.Cache
+	if opts.CacheSize > 0 {
+		cache = pebble.NewCache(opts.CacheSize)
+		po.Cache = cache
+	}
+	db, err := pebble.Open(dir, po)
+	if cache != nil {
+		cache.Unref()
+	}
+	if err != nil {
+		_ = os.RemoveAll(dir)
+		return nil, fmt.Errorf("pebble state backend: opening %s: %w", dir, err)
+	}
+	return &PebbleBackend{db: db, dir: dir, wo: pebble.NoSync}, nil
+}
+
+// Type is Pebble.
+func (p *PebbleBackend) Type() Type { return Pebble }
+
+// Dir is the instance's directory.
+func (p *PebbleBackend) Dir() string { return p.dir }
+
+// Get returns a copy of the value.
+func (p *PebbleBackend) Get(kg int, state string, key []byte) ([]byte, bool, error) {
+	if p.db == nil {
+		return nil, false, ErrClosed
+	}
+	p.kbuf = AppendKey(p.kbuf[:0], kg, state, key)
+	return pebbleGet(p.db, p.kbuf)
+}
+
+func pebbleGet(r interface {
+	Get([]byte) ([]byte, io.Closer, error)
+}, k []byte) ([]byte, bool, error) {
+	v, c, err := r.Get(k)
+	if errors.Is(err, pebble.ErrNotFound) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, fmt.Errorf("pebble state backend: get: %w", err)
+	}
+	out := append([]byte(nil), v...)
+	return out, true, c.Close()
+}
+
+// Put writes the entry.
+func (p *PebbleBackend) Put(kg int, state string, key, value []byte) error {
+	if p.db == nil {
+		return ErrClosed
+	}
+	if err := checkKeyGroup(kg); err != nil {
+		return err
+	}
+	p.kbuf = AppendKey(p.kbuf[:0], kg, state, key)
+	if err := p.db.Set(p.kbuf, value, p.wo); err != nil {
+		return fmt.Errorf("pebble state backend: put: %w", err)
+	}
+	return nil
+}
+
+// Delete removes the entry.
+func (p *PebbleBackend) Delete(kg int, state string, key []byte) error {
+	if p.db == nil {
+		return ErrClosed
+	}
+	p.kbuf = AppendKey(p.kbuf[:0], kg, state, key)
+	if err := p.db.Delete(p.kbuf, p.wo); err != nil {
+		return fmt.Errorf("pebble state backend: delete: %w", err)
+	}
+	return nil
+}
+
+// Iterate visits one state's entries of key groups from..to in key order.
+func (p *PebbleBackend) Iterate(state string, from, to int, fn func(kg int, key, value []byte) error) error {
+	if p.db == nil {
+		return ErrClosed
+	}
+	return pebbleIterate(p.db, state, from, to, fn)
+}
+
+// IterateRange visits every entry of key groups from..to in key order.
+func (p *PebbleBackend) IterateRange(from, to int, fn Entry) error {
+	if p.db == nil {
+		return ErrClosed
+	}
+	return pebbleIterateRange(p.db, from, to, fn)
+}
+
+// View takes a Pebble snapshot: later writes do not show in it.
+func (p *PebbleBackend) View() (View, error) {
+	if p.db == nil {
+		return nil, ErrClosed
+	}
+	return &pebbleView{s: p.db.NewSnapshot()}, nil
+}
+
+// Close closes the instance and removes its directory.
+func (p *PebbleBackend) Close() error {
+	if p.db == nil {
+		return nil
+	}
+	err := p.db.Close()
+	p.db = nil
+	if rerr := os.RemoveAll(p.dir); err == nil && rerr != nil {
+		err = fmt.Errorf("pebble state backend: removing %s: %w", p.dir, rerr)
+	}
+	return err
+}
+
+type iterSource interface {
+	NewIter(*pebble.IterOptions) (*pebble.Iterator, error)
+}
+
+func pebbleIterate(src iterSource, state string, from, to int, fn func(kg int, key, value []byte) error) error {
+	if err := checkRange(from, to); err != nil {
+		return err
+	}
+	var prefix []byte
+	for kg := from; kg <= to; kg++ {
+		prefix = appendPrefix(prefix[:0], kg, state)
+		n := len(prefix)
+		err := scan(src, prefix, prefixEnd(prefix), func(k, v []byte) error {
+			return fn(kg, k[n:], v)
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func pebbleIterateRange(src iterSource, from, to int, fn Entry) error {
+	if err := checkRange(from, to); err != nil {
+		return err
+	}
+	lo, hi := keyGroupBounds(from, to)
+	return scan(src, lo, hi, func(k, v []byte) error {
+		kg, s, key, err := SplitKey(k)
+		if err != nil {
+			return err
+		}
+		return fn(kg, s, key, v)
+	})
+}
+
+func scan(src iterSource, lo, hi []byte, fn func(k, v []byte) error) error {
+	it, err := src.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})
+	if err != nil {
+		return fmt.Errorf("pebble state backend: iterator: %w", err)
+	}
+	for ok := it.First(); ok; ok = it.Next() {
+		v, err := it.ValueAndErr()
+		if err == nil {
+			err = fn(it.Key(), v)
+		}
+		if err != nil {
+			_ = it.Close()
+			return err
+		}
+	}
+	if err := it.Close(); err != nil {
+		return fmt.Errorf("pebble state backend: iterating: %w", err)
+	}
+	return nil
+}
+
+type pebbleView struct {
+	s    *pebble.Snapshot
+	kbuf []byte
+}
+
+func (v *pebbleView) Get(kg int, state string, key []byte) ([]byte, bool, error) {
+	if v.s == nil {
+		return nil, false, ErrClosed
+	}
+	v.kbuf = AppendKey(v.kbuf[:0], kg, state, key)
+	return pebbleGet(v.s, v.kbuf)
+}
+
+func (v *pebbleView) Iterate(state string, from, to int, fn func(kg int, key, value []byte) error) error {
+	if v.s == nil {
+		return ErrClosed
+	}
+	return pebbleIterate(v.s, state, from, to, fn)
+}
+
+func (v *pebbleView) IterateRange(from, to int, fn Entry) error {
+	if v.s == nil {
+		return ErrClosed
+	}
+	return pebbleIterateRange(v.s, from, to, fn)
+}
+
+func (v *pebbleView) Close() error {
+	if v.s == nil {
+		return nil
+	}
+	err := v.s.Close()
+	v.s = nil
+	return err
+}
+
+// pebbleLogger sends Pebble's messages to slog instead of stderr.
+type pebbleLogger struct{ log *slog.Logger }
+
+func (l pebbleLogger) Infof(format string, args ...any)  { l.log.Debug(fmt.Sprintf(format, args...)) }
+func (l pebbleLogger) Errorf(format string, args ...any) { l.log.Error(fmt.Sprintf(format, args...)) }
+func (l pebbleLogger) Fatalf(format string, args ...any) {
+	l.log.Error(fmt.Sprintf(format, args...))
+	panic(fmt.Sprintf(format, args...))
+}
