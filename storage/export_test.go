@@ -2,8 +2,10 @@ package storage
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
@@ -50,14 +52,19 @@ func PlantUncommitted(ctx context.Context, s Storage, name string, data []byte) 
 			if err := c.MkdirAll(path.Dir(st.hdfsPath(tmp)), 0o755); err != nil {
 				return err
 			}
+			// A retry follows an attempt that may have created the file already.
+			if err := c.Remove(st.hdfsPath(tmp)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return err
+			}
 			w, err := c.Create(st.hdfsPath(tmp))
 			if err != nil {
 				return err
 			}
 			if _, err := w.Write(data); err != nil {
+				_ = w.Close()
 				return err
 			}
-			return w.Close()
+			return closeFile(ctx, w) // repeats while the last block is still replicating
 		})
 	}
 	return "", fmt.Errorf("PlantUncommitted: storage %T", s)
