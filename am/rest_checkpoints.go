@@ -187,7 +187,7 @@ func historyEntryJSON(e checkpoint.HistoryEntry) api.CheckpointStatistics {
 func checkpointStatsJSON(s checkpoint.Stats) api.CheckpointingStatistics {
 	c := s.Counts
 	out := api.CheckpointingStatistics{
-		Counts: api.CheckpointCounts{Restored: c.Restored, Total: c.Total, InProgress: c.InProgress, Completed: c.Completed, Failed: c.Failed},
+		Counts:  api.CheckpointCounts{Restored: c.Restored, Total: c.Total, InProgress: c.InProgress, Completed: c.Completed, Failed: c.Failed},
 		History: make([]api.CheckpointStatistics, 0, len(s.History)),
 	}
 	for _, e := range s.History {

@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/tidestream/tide/api"
 )
 
 // FuzzRESTRequirementsHandler drives PUT resource-requirements of a running AM: every
@@ -32,9 +34,9 @@ func FuzzRESTRequirementsHandler(f *testing.F) {
 	})
 }
 
-func requirementsOfHandler(t testing.TB, h http.Handler) map[string]vertexRequirement {
+func requirementsOfHandler(t testing.TB, h http.Handler) map[string]api.VertexRequirements {
 	rec := serve(h, "GET", jobPath+"/resource-requirements", "")
-	var out map[string]vertexRequirement
+	var out map[string]api.VertexRequirements
 	if err := json.Unmarshal(rec.Body.Bytes(), &out); err != nil || len(out) == 0 {
 		t.Fatalf("GET resource-requirements = %d %s: %v", rec.Code, rec.Body, err)
 	}

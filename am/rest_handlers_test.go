@@ -10,19 +10,21 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tidestream/tide/api"
+
 	"github.com/tidestream/tide/rest"
 )
 
 const jobPath = "/jobs/" + testJobID
 
 // requirementsOf reads GET resource-requirements.
-func requirementsOf(t *testing.T, r *restAM) map[string]vertexRequirement {
+func requirementsOf(t *testing.T, r *restAM) map[string]api.VertexRequirements {
 	t.Helper()
 	code, _, body := r.call(t, "GET", jobPath+"/resource-requirements", "")
 	if code != http.StatusOK {
 		t.Fatalf("GET resource-requirements = %d %s", code, body)
 	}
-	var out map[string]vertexRequirement
+	var out map[string]api.VertexRequirements
 	if err := json.Unmarshal(body, &out); err != nil {
 		t.Fatal(err)
 	}
@@ -32,7 +34,7 @@ func requirementsOf(t *testing.T, r *restAM) map[string]vertexRequirement {
 	return out
 }
 
-func sortedVertices(req map[string]vertexRequirement) []string {
+func sortedVertices(req map[string]api.VertexRequirements) []string {
 	ids := make([]string, 0, len(req))
 	for id := range req {
 		ids = append(ids, id)
@@ -43,9 +45,9 @@ func sortedVertices(req map[string]vertexRequirement) []string {
 
 // requirementsBody builds a PUT body giving every vertex the same bounds.
 func requirementsBody(ids []string, lower, upper int) string {
-	m := map[string]vertexRequirement{}
+	m := map[string]api.VertexRequirements{}
 	for _, id := range ids {
-		m[id] = vertexRequirement{Parallelism: requirementBounds{LowerBound: lower, UpperBound: upper}}
+		m[id] = api.VertexRequirements{Parallelism: api.Bounds{LowerBound: lower, UpperBound: upper}}
 	}
 	b, _ := json.Marshal(m)
 	return string(b)
@@ -58,7 +60,7 @@ func TestRESTReadEndpoints(t *testing.T) {
 		check func(t *testing.T, body []byte)
 	}{
 		{"/overview", func(t *testing.T, b []byte) {
-			var o overviewBody
+			var o api.ClusterOverview
 			mustJSON(t, b, &o)
 			if o.JobsRunning != 1 || o.TaskManagers != 0 || o.Version == "" {
 				t.Errorf("overview %+v: want one running job, no TaskManagers, a version", o)
@@ -74,12 +76,12 @@ func TestRESTReadEndpoints(t *testing.T) {
 			}
 		}},
 		{"/jobmanager/config", func(t *testing.T, b []byte) {
-			var entries []configEntry
+			var entries []api.ConfigEntry
 			mustJSON(t, b, &entries)
-			if !slices.Contains(entries, configEntry{Key: "jobmanager.scheduler", Value: "Adaptive"}) {
+			if !slices.Contains(entries, api.ConfigEntry{Key: "jobmanager.scheduler", Value: "Adaptive"}) {
 				t.Errorf("jobmanager/config lacks jobmanager.scheduler: Adaptive: %s", b)
 			}
-			if !slices.IsSortedFunc(entries, func(a, b configEntry) int { return strings.Compare(a.Key, b.Key) }) {
+			if !slices.IsSortedFunc(entries, func(a, b api.ConfigEntry) int { return strings.Compare(a.Key, b.Key) }) {
 				t.Error("jobmanager/config is not sorted by key")
 			}
 		}},
@@ -89,7 +91,7 @@ func TestRESTReadEndpoints(t *testing.T) {
 			}
 		}},
 		{"/jobs/overview", func(t *testing.T, b []byte) {
-			var o struct{ Jobs []jobOverview }
+			var o struct{ Jobs []api.JobOverview }
 			mustJSON(t, b, &o)
 			if len(o.Jobs) != 1 || o.Jobs[0].JID != testJobID {
 				t.Errorf("jobs/overview %s", b)
@@ -97,8 +99,8 @@ func TestRESTReadEndpoints(t *testing.T) {
 		}},
 		{jobPath, func(t *testing.T, b []byte) {
 			var d struct {
-				JID      string      `json:"jid"`
-				Vertices []jobVertex `json:"vertices"`
+				JID      string          `json:"jid"`
+				Vertices []api.JobVertex `json:"vertices"`
 			}
 			mustJSON(t, b, &d)
 			if d.JID != testJobID || len(d.Vertices) == 0 {
@@ -118,7 +120,7 @@ func TestRESTReadEndpoints(t *testing.T) {
 			}
 		}},
 		{jobPath + "/plan", func(t *testing.T, b []byte) {
-			var p map[string]planBody
+			var p map[string]api.Plan
 			mustJSON(t, b, &p)
 			if len(p["plan"].Nodes) == 0 || p["plan"].JID != testJobID {
 				t.Errorf("plan %s", b)
@@ -137,8 +139,8 @@ func TestRESTReadEndpoints(t *testing.T) {
 		{jobPath + "/exceptions", func(t *testing.T, b []byte) {
 			var e struct {
 				ExceptionHistory struct {
-					Entries   []exceptionEntry `json:"entries"`
-					Truncated *bool            `json:"truncated"`
+					Entries   []api.ExceptionEntry `json:"entries"`
+					Truncated *bool                `json:"truncated"`
 				} `json:"exceptionHistory"`
 			}
 			mustJSON(t, b, &e)
@@ -148,7 +150,7 @@ func TestRESTReadEndpoints(t *testing.T) {
 		}},
 		{jobPath + "/rescales", func(t *testing.T, b []byte) {
 			var rs struct {
-				Rescales []rescaleBody `json:"rescales"`
+				Rescales []api.Rescale `json:"rescales"`
 			}
 			mustJSON(t, b, &rs)
 			if rs.Rescales == nil {
@@ -168,7 +170,7 @@ func TestRESTReadEndpoints(t *testing.T) {
 			}
 		}},
 		{jobPath + "/resource-requirements", func(t *testing.T, b []byte) {
-			var req map[string]vertexRequirement
+			var req map[string]api.VertexRequirements
 			mustJSON(t, b, &req)
 			for id, v := range req {
 				if v.Parallelism.LowerBound != 1 || v.Parallelism.UpperBound != 2 {
@@ -178,7 +180,7 @@ func TestRESTReadEndpoints(t *testing.T) {
 		}},
 		{"/taskmanagers", func(t *testing.T, b []byte) {
 			var tms struct {
-				TaskManagers []taskManagerBody `json:"taskmanagers"`
+				TaskManagers []api.TaskManager `json:"taskmanagers"`
 			}
 			mustJSON(t, b, &tms)
 			if tms.TaskManagers == nil || len(tms.TaskManagers) != 0 {
@@ -284,7 +286,7 @@ func TestRESTPutRequirements(t *testing.T) {
 	req := requirementsOf(t, r)
 	ids := sortedVertices(req)
 	maxP := map[string]int{}
-	var d struct{ Vertices []jobVertex }
+	var d struct{ Vertices []api.JobVertex }
 	_, _, body := r.call(t, "GET", jobPath, "")
 	mustJSON(t, body, &d)
 	for _, v := range d.Vertices {

@@ -12,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tidestream/tide/api"
 	"github.com/tidestream/tide/conf"
 	"github.com/tidestream/tide/examples"
 	"github.com/tidestream/tide/internal/clusterauth"
@@ -173,21 +172,3 @@ func serve(h http.Handler, method, path, body string, header ...string) *httptes
 	h.ServeHTTP(rec, req)
 	return rec
 }
-
-// The requirements' JSON types, as the tests spell them.
-type (
-	vertexRequirement = api.VertexRequirements
-	requirementBounds = api.Bounds
-)
-
-// The REST API's JSON types by the names the tests used before they moved to package api.
-type (
-	overviewBody    = api.ClusterOverview
-	configEntry     = api.ConfigEntry
-	jobOverview     = api.JobOverview
-	jobVertex       = api.JobVertex
-	planBody        = api.Plan
-	exceptionEntry  = api.ExceptionEntry
-	rescaleBody     = api.Rescale
-	taskManagerBody = api.TaskManager
-)

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tidestream/tide/api"
 	"github.com/tidestream/tide/core"
 	"github.com/tidestream/tide/examples"
 	"github.com/tidestream/tide/internal/testkit"
@@ -33,15 +34,6 @@ func (c *cluster) send(t *testing.T, method, path, body string, v any) int {
 		t.Logf("%s %s = %d %s", method, path, code, data)
 	}
 	return code
-}
-
-type bounds struct {
-	LowerBound int `json:"lowerBound"`
-	UpperBound int `json:"upperBound"`
-}
-
-type vertexRequirement struct {
-	Parallelism bounds `json:"parallelism"`
 }
 
 type operationStatus struct {
@@ -77,12 +69,12 @@ func TestRESTOperateRunningJob(t *testing.T) {
 	c.addTM("tm-b", 2)
 	c.waitRunningAt(t, 1)
 
-	var req map[string]vertexRequirement
+	var req api.ResourceRequirements
 	if code := c.send(t, "GET", "/jobs/"+jobID+"/resource-requirements", "", &req); code != http.StatusOK {
 		t.Fatalf("GET resource-requirements = %d", code)
 	}
 	for v := range req {
-		req[v] = vertexRequirement{Parallelism: bounds{LowerBound: 1, UpperBound: 3}}
+		req[v] = api.VertexRequirements{Parallelism: api.Bounds{LowerBound: 1, UpperBound: 3}}
 	}
 	body, _ := json.Marshal(req)
 	if code := c.send(t, "PUT", "/jobs/"+jobID+"/resource-requirements", string(body), nil); code != http.StatusOK {

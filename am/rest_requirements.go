@@ -102,7 +102,6 @@ func flattenErrors(err error) []string {
 	return out
 }
 
-
 // pendingRescaleBody is the "pending-rescale" of GET /jobs/:jobid; nil when nothing waits.
 func pendingRescaleBody(p core.PendingRescale) *api.PendingRescale {
 	if p.Reason == core.PendingNone {

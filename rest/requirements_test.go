@@ -86,4 +86,3 @@ func FuzzParseRequirementsBody(f *testing.F) {
 		}
 	})
 }
-
