@@ -85,8 +85,13 @@ func (a *AM) deploy(e core.Deploy) {
 	parallelism := map[core.VertexID]int{}
 	for _, v := range e.Vertices {
 		parallelism[v.Vertex] = v.Parallelism
-		vertices = append(vertices, &rpc.VertexParallelism{
-			Vertex: string(v.Vertex), Parallelism: int32(v.Parallelism), MaxParallelism: int32(v.MaxParallelism)})
+		vp := &rpc.VertexParallelism{
+			Vertex: string(v.Vertex), Parallelism: int32(v.Parallelism), MaxParallelism: int32(v.MaxParallelism)}
+		for _, r := range v.KeyGroups {
+			vp.KeyGroupStart = append(vp.KeyGroupStart, int32(r.Start))
+			vp.KeyGroupEnd = append(vp.KeyGroupEnd, int32(r.End))
+		}
+		vertices = append(vertices, vp)
 	}
 	a.deployment = d
 	a.view.deployed(e, a.clock.Now())

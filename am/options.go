@@ -27,6 +27,7 @@ func SchedulerOptions(c *conf.Config) core.Options {
 	o.HeartbeatTimeout = conf.HeartbeatTimeout.Get(c)
 	o.PreferMinimalTaskManagers = conf.PreferMinimalTaskManagers.Get(c)
 	o.RescaleHistorySize = conf.RescaleHistorySize.Get(c)
+	o.KeyGroupBalanceFactor = conf.KeyGroupBalanceFactor.Get(c)
 	o.BlocklistDefaultTimeout = conf.BlocklistDefaultTimeout.Get(c)
 	o.Restart = RestartConfig(c)
 	if conf.IsReactive(c) {

@@ -11,7 +11,7 @@ import (
 func rescaleJSON(r core.Rescale) api.Rescale {
 	b := api.Rescale{ID: int64(r.ID), Trigger: string(r.Trigger), Cause: r.Cause, Outcome: string(r.Outcome),
 		Start: millis(r.Start), End: millis(r.End), Duration: r.Duration().Milliseconds(),
-		Attempt: int64(r.Attempt), Vertices: []api.RescaleVertex{}, States: []api.RescaleState{}}
+		Attempt: int64(r.Attempt), Vertices: []api.RescaleVertex{}, States: []api.RescaleState{}, KeyGroupsMoved: r.KeyGroupsMoved}
 	for _, st := range r.States {
 		d := int64(-1)
 		if !st.Leave.IsZero() {

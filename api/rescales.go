@@ -33,6 +33,9 @@ type Rescale struct {
 	Attempt  int64           `json:"attempt"`
 	Vertices []RescaleVertex `json:"vertices"`
 	States   []RescaleState  `json:"schedulerStates"`
+	// KeyGroupsMoved counts the key groups whose TaskManager changed in the rescale, over
+	// every vertex and every attempt it deployed.
+	KeyGroupsMoved int `json:"keyGroupsMoved"`
 }
 
 // Rescales is GET /jobs/:jobid/rescales: the finished rescales, oldest first, and the one

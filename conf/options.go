@@ -129,6 +129,12 @@ var (
 		Reloadable:  true,
 	}, boolType{})
 
+	// KeyGroupBalanceFactor is KIP-441's balance factor for key-group placement.
+	KeyGroupBalanceFactor = declare[float64](Spec{
+		Key: "state.key-groups.balance-factor", Default: "2",
+		Description: "On a rescale, key groups stay on the TaskManager holding their state as long as no subtask owns more than this many times the mean number of key groups of its vertex (maxParallelism/parallelism) nor fewer than the mean divided by it; 1 is Flink's equal split. Applies from the next deployment.",
+	}, floatType{1, math.Inf(1)})
+
 	// RescaleHistorySize is how many rescales the REST API remembers; 0 turns the history off.
 	RescaleHistorySize = declare[int](Spec{
 		Key: "web.adaptive-scheduler.rescale-history.size", Default: "64", Unit: "rescales",

@@ -123,6 +123,7 @@ func (s *Scheduler) deploy(plan allocator.Plan) error {
 		d.slotLive[k] = int32(len(all) - start)
 		g.placement[a.Index] = a.Slot.TaskManager
 	}
+	s.placeKeyGroups(eff.Vertices, d)
 	d.live = total
 	if len(s.arrivals.expected) == 0 {
 		// What the launcher named has all come: from now on, as with standalone scripts,

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/tidestream/tide/core/blocklist"
+	"github.com/tidestream/tide/core/keygroups"
 )
 
 // Effect is one output of the scheduler that the AM carries out. Effects are returned
@@ -33,6 +34,9 @@ type VertexDeployment struct {
 	Vertex         VertexID
 	Parallelism    int
 	MaxParallelism int
+	// KeyGroups are the key-group ranges by subtask index (sticky and balanced, see
+	// core/keygroups); TaskManagers use them instead of recomputing Flink's split.
+	KeyGroups keygroups.Assignment
 }
 
 // Deploy starts a new attempt of the job: every listed subtask is deployed into its

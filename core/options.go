@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/tidestream/tide/core/keygroups"
 	"github.com/tidestream/tide/core/restart"
 )
 
@@ -68,6 +69,11 @@ type Options struct {
 	// PreferMinimalTaskManagers packs subtasks onto the fewest TaskManagers so idle ones
 	// can be released after a downscale.
 	PreferMinimalTaskManagers bool
+	// KeyGroupBalanceFactor (state.key-groups.balance-factor, KIP-441's balance factor):
+	// key groups stick to their TaskManager across rescales as long as no subtask owns more
+	// than this many times the mean (maxParallelism/parallelism) nor fewer than the mean
+	// divided by it; 1 is Flink's equal split. 0 means keygroups.DefaultBalanceFactor.
+	KeyGroupBalanceFactor float64
 	// Restart selects the restart backoff strategy.
 	Restart restart.Config
 	// BlocklistDefaultTimeout is the block duration given to blocked nodes that carry no
@@ -101,6 +107,7 @@ func DefaultOptions() Options {
 		RescaleHistorySize:        32,
 		ExceptionHistorySize:      16,
 		PreferMinimalTaskManagers: true,
+		KeyGroupBalanceFactor:     keygroups.DefaultBalanceFactor,
 		Restart:                   restart.DefaultConfig(),
 		BlocklistDefaultTimeout:   time.Hour,
 	}
@@ -171,6 +178,9 @@ func (o Options) Validate() error {
 	}
 	if o.RescaleHistorySize < 0 || o.ExceptionHistorySize < 0 {
 		errs = append(errs, fmt.Errorf("option RescaleHistorySize/ExceptionHistorySize: %d/%d, want >= 0", o.RescaleHistorySize, o.ExceptionHistorySize))
+	}
+	if o.KeyGroupBalanceFactor != 0 && !(o.KeyGroupBalanceFactor >= 1) {
+		errs = append(errs, fmt.Errorf("option KeyGroupBalanceFactor: %g, want >= 1 (0: default %g)", o.KeyGroupBalanceFactor, keygroups.DefaultBalanceFactor))
 	}
 	if o.ActiveWorkers.Enabled && o.ActiveWorkers.SlotsPerWorker < 1 {
 		errs = append(errs, fmt.Errorf("option ActiveWorkers.SlotsPerWorker: %d, want >= 1 when enabled", o.ActiveWorkers.SlotsPerWorker))

@@ -54,6 +54,9 @@ type Rescale struct {
 	Vertices []VertexRescale
 	States   []StateSpan
 	Outcome  RescaleOutcome
+	// KeyGroupsMoved counts the key groups whose TaskManager changed, summed over vertices
+	// and over every attempt the rescale deployed (their state had to travel).
+	KeyGroupsMoved int
 }
 
 // Duration is how long the rescale took.

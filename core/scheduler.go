@@ -9,6 +9,7 @@ import (
 	"github.com/tidestream/tide/core/allocator"
 	"github.com/tidestream/tide/core/blocklist"
 	"github.com/tidestream/tide/core/jobgraph"
+	"github.com/tidestream/tide/core/keygroups"
 	"github.com/tidestream/tide/core/restart"
 	"github.com/tidestream/tide/core/slotpool"
 )
@@ -65,8 +66,9 @@ type Scheduler struct {
 	attempt          AttemptID
 	dep              *deployment
 	lastPlacement    map[string][]string
-	lastPlacementMem []string         // backing array of lastPlacement's slices
-	spare            deploymentMemory // left by the last released attempt for the next
+	lastPlacementMem []string                      // backing array of lastPlacement's slices
+	lastKeyGroups    map[VertexID]keygroups.Placed // the last deployed key-group placement
+	spare            deploymentMemory              // left by the last released attempt for the next
 	latestCheckpoint CheckpointID
 
 	history    rescaleHistory

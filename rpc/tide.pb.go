@@ -1301,8 +1301,13 @@ type VertexParallelism struct {
 	Vertex         string                 `protobuf:"bytes,1,opt,name=vertex,proto3" json:"vertex,omitempty"`
 	Parallelism    int32                  `protobuf:"varint,2,opt,name=parallelism,proto3" json:"parallelism,omitempty"`
 	MaxParallelism int32                  `protobuf:"varint,3,opt,name=max_parallelism,json=maxParallelism,proto3" json:"max_parallelism,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// key_group_start[i]..key_group_end[i] (inclusive) are the key groups subtask i owns,
+	// placed by the AM (sticky and balanced across rescales); empty: the equal split
+	// jobgraph.KeyGroupRange computes.
+	KeyGroupStart []int32 `protobuf:"varint,4,rep,packed,name=key_group_start,json=keyGroupStart,proto3" json:"key_group_start,omitempty"`
+	KeyGroupEnd   []int32 `protobuf:"varint,5,rep,packed,name=key_group_end,json=keyGroupEnd,proto3" json:"key_group_end,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *VertexParallelism) Reset() {
@@ -1354,6 +1359,20 @@ func (x *VertexParallelism) GetMaxParallelism() int32 {
 		return x.MaxParallelism
 	}
 	return 0
+}
+
+func (x *VertexParallelism) GetKeyGroupStart() []int32 {
+	if x != nil {
+		return x.KeyGroupStart
+	}
+	return nil
+}
+
+func (x *VertexParallelism) GetKeyGroupEnd() []int32 {
+	if x != nil {
+		return x.KeyGroupEnd
+	}
+	return nil
 }
 
 type Subtask struct {
@@ -2095,11 +2114,13 @@ const file_tide_proto_rawDesc = "" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\"\n" +
 	"\bRejected\x12\x16\n" +
-	"\x06reason\x18\x01 \x01(\tR\x06reason\"v\n" +
+	"\x06reason\x18\x01 \x01(\tR\x06reason\"\xc2\x01\n" +
 	"\x11VertexParallelism\x12\x16\n" +
 	"\x06vertex\x18\x01 \x01(\tR\x06vertex\x12 \n" +
 	"\vparallelism\x18\x02 \x01(\x05R\vparallelism\x12'\n" +
-	"\x0fmax_parallelism\x18\x03 \x01(\x05R\x0emaxParallelism\"K\n" +
+	"\x0fmax_parallelism\x18\x03 \x01(\x05R\x0emaxParallelism\x12&\n" +
+	"\x0fkey_group_start\x18\x04 \x03(\x05R\rkeyGroupStart\x12\"\n" +
+	"\rkey_group_end\x18\x05 \x03(\x05R\vkeyGroupEnd\"K\n" +
 	"\aSubtask\x12\x16\n" +
 	"\x06vertex\x18\x01 \x01(\tR\x06vertex\x12\x14\n" +
 	"\x05index\x18\x02 \x01(\x05R\x05index\x12\x12\n" +

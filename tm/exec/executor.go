@@ -46,6 +46,9 @@ type Config struct {
 type VertexParallelism struct {
 	Vertex                      string
 	Parallelism, MaxParallelism int
+	// KeyGroupStart[i]..KeyGroupEnd[i] (inclusive) are the key groups subtask i owns, as
+	// the AM placed them; empty: the equal split of jobgraph.KeyGroupRange.
+	KeyGroupStart, KeyGroupEnd []int
 }
 
 // Subtask is one subtask to run on this TaskManager.

@@ -3,6 +3,8 @@ package exec
 import (
 	"fmt"
 
+	"github.com/tidestream/tide/core/jobgraph"
+	"github.com/tidestream/tide/core/keygroups"
 	"github.com/tidestream/tide/stream"
 )
 
@@ -12,6 +14,7 @@ type plan struct {
 	vertices    map[string]*stream.Vertex
 	parallelism map[string]VertexParallelism
 	addr        map[string]map[int]string // vertex -> index -> data address
+	owners      map[string][]int32        // vertex -> key group -> subtask index, when the AM placed them
 }
 
 func newPlan(job *stream.Job, spec DeploySpec) (*plan, error) {
@@ -19,7 +22,7 @@ func newPlan(job *stream.Job, spec DeploySpec) (*plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &plan{spec: spec, vertices: map[string]*stream.Vertex{}, parallelism: map[string]VertexParallelism{}, addr: map[string]map[int]string{}}
+	p := &plan{spec: spec, vertices: map[string]*stream.Vertex{}, parallelism: map[string]VertexParallelism{}, addr: map[string]map[int]string{}, owners: map[string][]int32{}}
 	for _, v := range vs {
 		p.vertices[v.ID] = v
 	}
@@ -29,6 +32,11 @@ func newPlan(job *stream.Job, spec DeploySpec) (*plan, error) {
 		}
 		if vp.Parallelism < 1 || vp.MaxParallelism < vp.Parallelism {
 			return nil, fmt.Errorf("vertex %q: parallelism %d with maxParallelism %d, want 1 <= parallelism <= maxParallelism", vp.Vertex, vp.Parallelism, vp.MaxParallelism)
+		}
+		if a, err := vp.keyGroups(); err != nil {
+			return nil, fmt.Errorf("vertex %q: %w", vp.Vertex, err)
+		} else if a != nil {
+			p.owners[vp.Vertex] = a.Owners(vp.MaxParallelism)
 		}
 		p.parallelism[vp.Vertex] = vp
 	}
@@ -59,6 +67,33 @@ func newPlan(job *stream.Job, spec DeploySpec) (*plan, error) {
 		}
 	}
 	return p, nil
+}
+
+// keyGroups returns the AM's key-group placement (nil when it sent none), checked to
+// cover every key group once with one range per subtask.
+func (vp VertexParallelism) keyGroups() (keygroups.Assignment, error) {
+	if len(vp.KeyGroupStart) == 0 && len(vp.KeyGroupEnd) == 0 {
+		return nil, nil
+	}
+	if len(vp.KeyGroupStart) != len(vp.KeyGroupEnd) {
+		return nil, fmt.Errorf("key-group ranges: %d starts and %d ends, want one of each per subtask", len(vp.KeyGroupStart), len(vp.KeyGroupEnd))
+	}
+	a := make(keygroups.Assignment, len(vp.KeyGroupStart))
+	for i := range a {
+		a[i] = keygroups.Range{Start: vp.KeyGroupStart[i], End: vp.KeyGroupEnd[i]}
+	}
+	if err := a.Validate(vp.MaxParallelism, vp.Parallelism); err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+// keyGroupRange returns the key groups subtask index of vp owns.
+func (vp VertexParallelism) keyGroupRange(index int) (start, end int) {
+	if len(vp.KeyGroupStart) > 0 {
+		return vp.KeyGroupStart[index], vp.KeyGroupEnd[index]
+	}
+	return jobgraph.KeyGroupRange(vp.MaxParallelism, vp.Parallelism, index)
 }
 
 // address returns where subtask index of vertex receives data.

@@ -17,7 +17,10 @@ type edgeOut struct {
 	outs []*netplane.Output
 	p    int // consumer parallelism
 	maxP int // consumer maxParallelism
-	rr   int
+	// owners maps a key group to the consumer subtask owning it (the AM's placement);
+	// nil: the equal split.
+	owners []int32
+	rr     int
 }
 
 // router is the collector at the end of a chain: it encodes records once and writes them
@@ -42,7 +45,11 @@ func (r *router) Collect(v any, ts int64) error {
 		switch e.spec.Kind {
 		case jobgraph.Hash:
 			kg := jobgraph.KeyGroupFor(e.spec.KeyHash(v), e.maxP)
-			target = jobgraph.OperatorIndexFor(kg, e.maxP, e.p)
+			if e.owners != nil {
+				target = int(e.owners[kg])
+			} else {
+				target = jobgraph.OperatorIndexFor(kg, e.maxP, e.p)
+			}
 		case jobgraph.Rebalance:
 			target = e.rr
 			e.rr++

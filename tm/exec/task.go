@@ -71,7 +71,7 @@ func (u unrecoverable) Unwrap() error { return u.err }
 func newTask(e *Executor, a *attempt, p *plan, st Subtask) (*task, error) {
 	v := p.vertices[st.Vertex]
 	vp := p.parallelism[st.Vertex]
-	start, end := jobgraph.KeyGroupRange(vp.MaxParallelism, vp.Parallelism, st.Index)
+	start, end := vp.keyGroupRange(st.Index)
 	return &task{
 		e: e, a: a, plan: p, vertex: v, index: st.Index, parallelism: vp.Parallelism, maxP: vp.MaxParallelism,
 		kgStart: start, kgEnd: end, mail: newMailbox(), watermark: stream.MinWatermark,
@@ -202,7 +202,7 @@ func (t *task) openOutputs(ctx context.Context) error {
 	defer func() { t.metrics.setOutputs(all) }()
 	for _, out := range t.vertex.Outputs {
 		vp := t.plan.parallelism[out.To]
-		e := &edgeOut{spec: out, p: vp.Parallelism, maxP: vp.MaxParallelism, rr: t.index % vp.Parallelism}
+		e := &edgeOut{spec: out, p: vp.Parallelism, maxP: vp.MaxParallelism, owners: t.plan.owners[out.To], rr: t.index % vp.Parallelism}
 		consumers := []int{t.index}
 		if out.Kind != jobgraph.Forward {
 			consumers = consumers[:0]

@@ -144,8 +144,15 @@ func deploySpec(d *rpc.DeployTasks) exec.DeploySpec {
 		spec.RestoreLocation = &exec.RestoreLocation{StorageURI: l.GetStorageUri(), Dir: l.GetDir()}
 	}
 	for _, v := range d.GetVertices() {
-		spec.Vertices = append(spec.Vertices, exec.VertexParallelism{Vertex: v.GetVertex(),
-			Parallelism: int(v.GetParallelism()), MaxParallelism: int(v.GetMaxParallelism())})
+		vp := exec.VertexParallelism{Vertex: v.GetVertex(),
+			Parallelism: int(v.GetParallelism()), MaxParallelism: int(v.GetMaxParallelism())}
+		for _, s := range v.GetKeyGroupStart() {
+			vp.KeyGroupStart = append(vp.KeyGroupStart, int(s))
+		}
+		for _, e := range v.GetKeyGroupEnd() {
+			vp.KeyGroupEnd = append(vp.KeyGroupEnd, int(e))
+		}
+		spec.Vertices = append(spec.Vertices, vp)
 	}
 	for _, s := range d.GetSubtasks() {
 		spec.Subtasks = append(spec.Subtasks, exec.Subtask{Vertex: s.GetVertex(), Index: int(s.GetIndex()), Slot: int(s.GetSlot())})
