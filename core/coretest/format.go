@@ -75,6 +75,9 @@ func FormatRescale(r core.Rescale) string {
 	for _, v := range r.Vertices {
 		fmt.Fprintf(&b, " %s:%d->%d", v.Vertex, v.Before, v.After)
 	}
+	if r.KeyGroupsMoved > 0 {
+		fmt.Fprintf(&b, " keygroups-moved=%d", r.KeyGroupsMoved)
+	}
 	b.WriteString(" states:")
 	for _, s := range r.States {
 		fmt.Fprintf(&b, " %s=%v", s.State, s.Leave.Sub(s.Enter))
