@@ -119,6 +119,7 @@ func New(cfg Config) (*AM, error) {
 	if err := a.restoreState(context.Background()); err != nil {
 		return nil, err
 	}
+	a.src.open(context.Background(), cfg.Storage, cfg.JobID, a.post)
 	a.driver = cfg.Driver
 	if a.driver == nil {
 		a.driver = standalone.New(a.disconnect, log)
@@ -264,7 +265,7 @@ func (a *AM) shutdown(res Result) {
 		s.sendAndClose(disconnectMsg(reason))
 	}
 	a.ckpt.stop()
-	a.src.close()
+	a.src.stop()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if res.Status == core.StatusSuspended {
@@ -279,6 +280,9 @@ func (a *AM) shutdown(res Result) {
 		// No attempt will resume the job: its AM state goes (its checkpoints stay).
 		if err := a.amState.remove(ctx); err != nil {
 			a.log.Warn("could not delete the AM state", "err", err)
+		}
+		if err := a.src.removeLogs(ctx); err != nil {
+			a.log.Warn("could not delete the split assignment logs", "err", err)
 		}
 	}
 	if err := a.driver.Close(ctx); err != nil {

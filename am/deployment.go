@@ -98,7 +98,7 @@ func (a *AM) deploy(e core.Deploy) {
 	a.ckpt.deployed(e.Attempt, e.RestoreFrom)
 	// A source coordinator that cannot start fails the job over once the attempt is
 	// deployed: the TaskManagers report its subtasks cancelled, so the failover completes.
-	srcErr := a.src.reset(e.Attempt, parallelism, a.ckpt.coordinatorState(e.RestoreFrom))
+	srcErr := a.src.reset(e.Attempt, parallelism, a.ckpt.coordinatorState(e.RestoreFrom), e.RestoreFrom)
 	if srcErr != nil {
 		a.log.Error("source coordinator failed; failing the job over", "attempt", e.Attempt, "err", srcErr)
 		defer a.step(core.GlobalFailure{Error: srcErr.Error()})

@@ -4,11 +4,15 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"path"
+	"slices"
 	"sort"
 	"time"
 
 	"github.com/tidestream/tide/core"
+	"github.com/tidestream/tide/core/source"
 	"github.com/tidestream/tide/rpc"
+	"github.com/tidestream/tide/storage"
 	"github.com/tidestream/tide/stream"
 )
 
@@ -17,43 +21,118 @@ import (
 // (a global restore: splits handed out after that checkpoint are back in the restored
 // enumerator state or in the restored readers' state, never lost or doubled). It runs
 // on the loop goroutine.
+//
+// With checkpoint storage, every registration, assignment, no-more-splits, coordinator
+// snapshot and reader reset is also recorded by a core/source Tracker per source and
+// written to that source's split-assignment log (split_log.go) before the reader hears
+// of it; the log is compacted at each completed checkpoint, and a new AM process replays
+// it (open), so it knows which splits were handed to which reader since the last
+// checkpoint.
 type sourceCoordinator struct {
 	log     *slog.Logger
 	sources map[core.VertexID]stream.SplitSource
 
 	attempt core.AttemptID
 	enums   map[core.VertexID]stream.SplitEnumerator
-	readers map[core.VertexID]map[int]bool
-	noMore  map[core.VertexID]map[int]bool
 	// waiting are readers whose last request got nothing yet (splits may come later).
 	waiting map[core.SubtaskID]bool
 	cancel  context.CancelFunc
+
+	trackers map[core.VertexID]*source.Tracker
+	// wal persists the trackers' entries; nil without checkpoint storage.
+	wal *splitLogStore
+	// logs are each source's log since its last compaction, as written.
+	logs map[core.VertexID][]byte
+	// unsent counts split events waiting for their log write to be durable; no
+	// checkpoint is triggered meanwhile (the events must reach the readers before the
+	// barrier of the checkpoint whose cut they belong to).
+	unsent int
 }
 
 func newSourceCoordinator(job *stream.Job, log *slog.Logger) *sourceCoordinator {
-	sc := &sourceCoordinator{log: log, sources: map[core.VertexID]stream.SplitSource{}}
+	sc := &sourceCoordinator{log: log, sources: map[core.VertexID]stream.SplitSource{},
+		trackers: map[core.VertexID]*source.Tracker{}, logs: map[core.VertexID][]byte{}}
 	for _, s := range job.Sources() {
-		sc.sources[core.VertexID(s.Vertex)] = s.Source
+		v := core.VertexID(s.Vertex)
+		sc.sources[v] = s.Source
+		sc.trackers[v] = source.NewTracker()
 	}
 	return sc
 }
 
-// reset builds the enumerators of a new attempt from restored (vertex → state; nil or
-// missing means fresh).
-func (sc *sourceCoordinator) reset(attempt core.AttemptID, parallelism map[core.VertexID]int, restored map[string][]byte) error {
-	sc.close()
-	ctx, cancel := context.WithCancel(context.Background())
-	sc.attempt, sc.cancel = attempt, cancel
-	sc.enums = map[core.VertexID]stream.SplitEnumerator{}
-	sc.readers = map[core.VertexID]map[int]bool{}
-	sc.noMore = map[core.VertexID]map[int]bool{}
-	sc.waiting = map[core.SubtaskID]bool{}
+// open replays the split-assignment logs a previous AM left in st under jobID (before
+// the loop starts) and writes from now on through post. A log that cannot be replayed
+// is kept aside and reported; that source starts a fresh log, which loses nothing: the
+// attempt restores every reader and enumerator from the same checkpoint.
+func (sc *sourceCoordinator) open(ctx context.Context, st storage.Storage, jobID string, post func(func()) bool) {
+	if st == nil {
+		return
+	}
+	sc.wal = newSplitLogStore(st, jobID, sc.log, post)
+	for _, v := range sc.vertices() {
+		t, truncated, err := sc.wal.read(ctx, v)
+		if err != nil {
+			sc.log.Error("split assignment log not replayed; starting a fresh one", "source", v, "err", err)
+			continue
+		}
+		if truncated {
+			sc.log.Warn("split assignment log ended in a partial entry (a crash mid-write); dropped it", "source", v)
+		}
+		sc.trackers[v] = t
+		if t.Seq() > 0 {
+			n := 0
+			for _, a := range t.Uncheckpointed() {
+				n += len(a.Splits)
+			}
+			sc.log.Info("split assignment log replayed", "source", v, "seq", t.Seq(), "readers", len(t.Readers()),
+				"uncheckpointedSplits", n, "lastCompletedCheckpoint", t.LastCompleted(),
+				"path", st.URI()+"/"+splitLogName(jobID, v))
+		}
+	}
+}
+
+func (sc *sourceCoordinator) vertices() []core.VertexID {
 	vertices := make([]core.VertexID, 0, len(sc.sources))
 	for v := range sc.sources {
 		vertices = append(vertices, v)
 	}
 	sort.Slice(vertices, func(i, j int) bool { return vertices[i] < vertices[j] })
-	for _, v := range vertices {
+	return vertices
+}
+
+// reset builds the enumerators of a new attempt from restored (vertex → state; nil or
+// missing means fresh), the coordinator state of checkpoint restoreFrom (0: none). Every
+// reader restarts from restoreFrom too, so each tracker resets every subtask it knows to
+// that checkpoint: the splits it had handed out since are pending again in the restored
+// enumerator state, so they are not added back (that would hand them out twice).
+func (sc *sourceCoordinator) reset(attempt core.AttemptID, parallelism map[core.VertexID]int, restored map[string][]byte, restoreFrom core.CheckpointID) error {
+	sc.close()
+	ctx, cancel := context.WithCancel(context.Background())
+	sc.attempt, sc.cancel = attempt, cancel
+	sc.enums = map[core.VertexID]stream.SplitEnumerator{}
+	sc.waiting = map[core.SubtaskID]bool{}
+	cp := int64(restoreFrom)
+	if cp < 1 {
+		cp = source.NoCheckpoint
+	}
+	for _, v := range sc.vertices() {
+		t := sc.trackers[v]
+		subtasks := map[int]bool{}
+		for _, r := range t.Readers() {
+			subtasks[r.Subtask] = true
+		}
+		for _, a := range t.Uncheckpointed() {
+			subtasks[a.Subtask] = true
+		}
+		for s := range subtasks {
+			if back := t.ReaderReset(s, cp); len(back) > 0 {
+				sc.log.Info("reader restarts from the checkpoint; the splits it got since are pending in the restored enumerator",
+					"source", v, "subtask", s, "checkpoint", restoreFrom, "splits", len(back), "attempt", attempt)
+			}
+		}
+		sc.compact(v)
+	}
+	for _, v := range sc.vertices() {
 		p, ok := parallelism[v]
 		if !ok {
 			return fmt.Errorf("source vertex %s has no parallelism in attempt %d", v, attempt)
@@ -66,28 +145,39 @@ func (sc *sourceCoordinator) reset(attempt core.AttemptID, parallelism map[core.
 			return fmt.Errorf("start split enumerator of source %s: %w", v, err)
 		}
 		sc.enums[v] = enum
-		sc.readers[v] = map[int]bool{}
-		sc.noMore[v] = map[int]bool{}
 	}
 	return nil
 }
 
 // request answers a reader's split request. ok is false for a stale or unknown request.
-func (sc *sourceCoordinator) request(attempt core.AttemptID, v core.VertexID, index int) (splits []stream.Split, noMore, ok bool) {
+// What it records goes to the log with the next persist.
+func (sc *sourceCoordinator) request(attempt core.AttemptID, v core.VertexID, index int) (splits []stream.Split, noMore, ok bool, err error) {
 	enum, found := sc.enums[v]
 	if attempt != sc.attempt || !found {
-		return nil, false, false
+		return nil, false, false, nil
 	}
-	if sc.noMore[v][index] {
-		return nil, true, true
+	t := sc.trackers[v]
+	if t.HasNoMoreSplits(index) {
+		return nil, true, true, nil
 	}
-	if !sc.readers[v][index] {
-		sc.readers[v][index] = true
+	if !t.IsRegistered(index) {
+		if _, err := t.RegisterReader(index, int64(attempt)); err != nil {
+			return nil, false, false, fmt.Errorf("source %s: %w", v, err)
+		}
 		enum.AddReader(index)
 	}
 	splits, noMore = enum.HandleSplitRequest(index)
+	if len(splits) > 0 {
+		ss := make([]source.Split, len(splits))
+		for i, sp := range splits {
+			ss[i] = source.Split{ID: sp.ID, Data: sp.Data}
+		}
+		if err := t.Assign(source.Assignment{Subtask: index, Splits: ss}); err != nil {
+			return nil, false, false, fmt.Errorf("source %s: %w", v, err)
+		}
+	}
 	if noMore {
-		sc.noMore[v][index] = true
+		t.SignalNoMoreSplits(index)
 	}
 	sub := core.SubtaskID{Vertex: v, Index: index}
 	if len(splits) == 0 && !noMore {
@@ -95,28 +185,108 @@ func (sc *sourceCoordinator) request(attempt core.AttemptID, v core.VertexID, in
 	} else {
 		delete(sc.waiting, sub)
 	}
-	return splits, noMore, true
+	return splits, noMore, true, nil
 }
 
-// snapshot returns the state of every enumerator, by vertex.
+// persist writes what v's tracker recorded since the last persist to its log; done (if
+// not nil) runs on the loop once that is durable, or with the error. Without storage
+// done runs at once.
+func (sc *sourceCoordinator) persist(v core.VertexID, done func(error)) {
+	t := sc.trackers[v]
+	entries := t.TakeLog()
+	if sc.wal == nil {
+		if done != nil {
+			done(nil)
+		}
+		return
+	}
+	if len(entries) == 0 && done == nil {
+		return
+	}
+	buf, err := encodeEntries(sc.logs[v], entries)
+	if err != nil {
+		// Entries come from the tracker, which validates its input: a bug.
+		err = fmt.Errorf("encode split assignment log of source %s: %w", v, err)
+		sc.log.Error("split assignment log", "source", v, "err", err)
+		if done != nil {
+			done(err)
+		}
+		return
+	}
+	sc.logs[v] = buf
+	if done != nil {
+		sc.unsent++
+		inner := done
+		done = func(err error) { sc.unsent--; inner(err) }
+	} else {
+		done = func(err error) {
+			if err != nil {
+				sc.log.Warn("split assignment log write failed; the next write carries it", "source", v, "err", err)
+			}
+		}
+	}
+	sc.wal.write(v, slices.Clone(buf), done)
+}
+
+// compact replaces v's log with one entry holding its tracker's whole state.
+func (sc *sourceCoordinator) compact(v core.VertexID) {
+	t := sc.trackers[v]
+	t.TakeLog()
+	if sc.wal == nil {
+		return
+	}
+	sc.logs[v] = nil
+	buf, err := encodeEntries(nil, []source.Entry{t.Compact()})
+	if err != nil {
+		sc.log.Error("compact split assignment log", "source", v, "err", err)
+		return
+	}
+	sc.logs[v] = buf
+	sc.wal.write(v, slices.Clone(buf), func(err error) {
+		if err != nil {
+			sc.log.Warn("compacted split assignment log not written; the next write carries it", "source", v, "err", err)
+		}
+	})
+}
+
+// snapshot returns the state of every enumerator, by vertex, and seals each tracker's
+// assignments under checkpointID.
 func (sc *sourceCoordinator) snapshot(checkpointID int64) (map[string][]byte, error) {
 	out := make(map[string][]byte, len(sc.enums))
-	for v, enum := range sc.enums {
+	for _, v := range sc.vertices() {
+		enum, ok := sc.enums[v]
+		if !ok {
+			continue
+		}
 		b, err := enum.SnapshotState(checkpointID)
 		if err != nil {
 			return nil, fmt.Errorf("snapshot split enumerator of source %s for checkpoint %d: %w", v, checkpointID, err)
 		}
 		out[string(v)] = b
 	}
+	for _, v := range sc.vertices() {
+		if err := sc.trackers[v].SnapshotState(checkpointID); err != nil {
+			// A snapshot a killed AM logged for an id it never used: the next id is free.
+			return nil, fmt.Errorf("split assignments of source %s: %w", v, err)
+		}
+		sc.persist(v, nil)
+	}
 	return out, nil
 }
 
+// notifyComplete tells the enumerators and compacts every log: the assignments sealed by
+// checkpointID and before are in the readers' checkpointed state now.
 func (sc *sourceCoordinator) notifyComplete(checkpointID int64) {
-	for _, enum := range sc.enums {
-		enum.NotifyCheckpointComplete(checkpointID)
+	for _, v := range sc.vertices() {
+		if enum, ok := sc.enums[v]; ok {
+			enum.NotifyCheckpointComplete(checkpointID)
+		}
+		sc.trackers[v].OnCheckpointComplete(checkpointID)
+		sc.compact(v)
 	}
 }
 
+// close stops the enumerators of the current attempt.
 func (sc *sourceCoordinator) close() {
 	if sc.cancel != nil {
 		sc.cancel()
@@ -124,13 +294,41 @@ func (sc *sourceCoordinator) close() {
 	}
 }
 
-// splitRequest serves a reader's SplitRequest (loop goroutine).
+// stop closes the enumerators and the log writer (the AM is stopping).
+func (sc *sourceCoordinator) stop() {
+	sc.close()
+	if sc.wal != nil {
+		sc.wal.close()
+	}
+}
+
+// removeLogs deletes the split-assignment logs (the job ended; no attempt resumes it).
+// Call after stop.
+func (sc *sourceCoordinator) removeLogs(ctx context.Context) error {
+	if sc.wal == nil {
+		return nil
+	}
+	dir := path.Join(sc.wal.jobID, splitLogDir)
+	if err := sc.wal.st.Delete(ctx, dir); err != nil {
+		return fmt.Errorf("delete %s/%s: %w", sc.wal.st.URI(), dir, err)
+	}
+	return nil
+}
+
+// splitRequest serves a reader's SplitRequest (loop goroutine). The answer goes out only
+// once the split-assignment log holds it.
 func (a *AM) splitRequest(s *session, attempt core.AttemptID, v core.VertexID, index int) {
-	splits, noMore, ok := a.src.request(attempt, v, index)
+	splits, noMore, ok, err := a.src.request(attempt, v, index)
+	if err != nil {
+		a.log.Error("source coordinator failed; failing the job over", "attempt", attempt, "source", v, "subtask", index, "err", err)
+		a.step(core.GlobalFailure{Error: err.Error()})
+		return
+	}
 	if !ok {
 		return
 	}
 	if len(splits) == 0 && !noMore {
+		a.src.persist(v, nil)
 		// Nothing yet: ask the enumerator again shortly on the reader's behalf.
 		a.clock.AfterFunc(retrySplitRequest, func() {
 			a.post(func() {
@@ -145,8 +343,21 @@ func (a *AM) splitRequest(s *session, attempt core.AttemptID, v core.VertexID, i
 	for _, sp := range splits {
 		out = append(out, &rpc.Split{Id: sp.ID, Data: sp.Data})
 	}
-	s.send(&rpc.JobManagerMessage{Kind: &rpc.JobManagerMessage_SplitAssignment{SplitAssignment: &rpc.SplitAssignment{
-		Attempt: int64(attempt), Vertex: string(v), Index: int32(index), Splits: out, NoMoreSplits: noMore}}})
+	msg := &rpc.JobManagerMessage{Kind: &rpc.JobManagerMessage_SplitAssignment{SplitAssignment: &rpc.SplitAssignment{
+		Attempt: int64(attempt), Vertex: string(v), Index: int32(index), Splits: out, NoMoreSplits: noMore}}}
+	a.src.persist(v, func(err error) {
+		if err != nil {
+			// The reader never gets these splits; the restored enumerator has them again.
+			a.log.Error("split assignment not logged; failing the job over", "attempt", attempt, "source", v, "subtask", index, "err", err)
+			if a.src.attempt == attempt {
+				a.step(core.GlobalFailure{Error: err.Error()})
+			}
+			return
+		}
+		if cur, ok := a.sessions[s.id]; ok && cur == s && a.src.attempt == attempt {
+			s.send(msg)
+		}
+	})
 }
 
 // retrySplitRequest is how often a reader's unanswered split request is retried.
