@@ -84,9 +84,10 @@ func TestRESTOperateRunningJob(t *testing.T) {
 
 	var rescales struct {
 		Rescales []struct {
-			Trigger  string `json:"trigger"`
-			Outcome  string `json:"outcome"`
-			Vertices []struct {
+			Trigger        string `json:"trigger"`
+			Outcome        string `json:"outcome"`
+			KeyGroupsMoved int    `json:"keyGroupsMoved"`
+			Vertices       []struct {
 				Before int `json:"before"`
 				After  int `json:"after"`
 			} `json:"vertices"`
@@ -99,6 +100,11 @@ func TestRESTOperateRunningJob(t *testing.T) {
 		for _, r := range rescales.Rescales {
 			if r.Trigger == string(core.TriggerUpdateRequirement) && r.Outcome == string(core.RescaleCompleted) &&
 				len(r.Vertices) > 0 && r.Vertices[0].Before == 1 && r.Vertices[0].After == 3 {
+				// Three subtasks need both TaskManagers (two slots each), so some key
+				// groups of the one subtask's TaskManager had to move to the other.
+				if r.KeyGroupsMoved <= 0 {
+					return false, fmt.Errorf("rescale 1->3 onto a second TaskManager reports keyGroupsMoved %d, want > 0", r.KeyGroupsMoved)
+				}
 				return true, nil
 			}
 		}
