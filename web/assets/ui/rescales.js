@@ -58,6 +58,7 @@ function details(r, names) {
     h('div', {text: 'started ' + fmt.dateTime(r.start)}),
     h('div', {text: r.end > 0 ? 'job down for ' + fmt.duration(r.duration) + ' (scheduler, until the new attempt deployed)' : 'in progress'}),
     r.attempt ? h('div', {text: 'attempt afterwards: ' + r.attempt}) : null,
+    typeof r.keyGroupsMoved === 'number' ? h('div', {text: r.keyGroupsMoved + ' key groups moved to another TaskManager'}) : null,
     recovered(r) !== undefined ? h('div', {text: 'first checkpoint of the new attempt ' + fmt.duration(recovered(r)) + ' after the start'}) : null,
     h('table', {class: 'tip-table'}, (r.vertices || []).map(v => h('tr', {},
       h('td', {text: names.get(v.vertex) || v.vertex}), h('td', {class: 'num', text: v.before + ' → ' + v.after})))),
@@ -185,6 +186,8 @@ function rows(all, names) {
     h('td', {class: 'num', text: r.end > 0 ? fmt.duration(r.duration) : '…'}),
     h('td', {class: 'num', text: recovered(r) !== undefined ? fmt.duration(recovered(r)) : '—',
       title: 'from the start of the rescale to the first completed checkpoint of the new attempt'}),
+    h('td', {class: 'num', text: typeof r.keyGroupsMoved === 'number' ? r.keyGroupsMoved : '—',
+      title: 'key groups whose TaskManager changed'}),
     h('td', {class: 'muted', text: r.cause}),
     h('td', {class: 'muted small', text: (r.schedulerStates || []).map(st => st.state + ' ' + fmt.duration(st.duration)).join(' → ')})));
 }
@@ -215,7 +218,7 @@ export default {
     if (key === lastKey) return;
     lastKey = key;
     replace(legendBox, legend(ctx.job, all));
-    replace(tableBox, all.length ? table(['##', 'Started', 'Trigger', 'Before → after', 'Outcome', '#Down for', '#Checkpoint after', 'Cause', 'Scheduler states'], rows(all, names), {class: 'rescales'})
+    replace(tableBox, all.length ? table(['##', 'Started', 'Trigger', 'Before → after', 'Outcome', '#Down for', '#Checkpoint after', '#Key groups moved', 'Cause', 'Scheduler states'], rows(all, names), {class: 'rescales'})
       : empty('No rescale yet.'));
   },
 };
