@@ -274,6 +274,12 @@ func (a *AM) shutdown(res Result) {
 		// start another attempt, which recovers from the latest checkpoint.
 		a.log.Info("job suspended: not deregistering, a new AM attempt can resume it", "driver", a.driver.Name())
 	} else {
+		// No checkpoint is written any more: what the retention keeps is final, and the
+		// application's diagnostics say where a kept one is.
+		a.ckpt.wait()
+		if kept := a.applyCheckpointRetention(ctx, res.Status); kept != "" {
+			res.Cause += "; " + kept
+		}
 		if err := a.driver.Deregister(ctx, finalStatus(res.Status), res.Cause); err != nil {
 			a.log.Warn("deregister failed", "driver", a.driver.Name(), "err", err)
 		}

@@ -34,6 +34,9 @@ type Config struct {
 	CheckpointInterval time.Duration // 0 disables periodic checkpoints
 	CheckpointTimeout  time.Duration
 	NumRetained        int
+	// CheckpointRetention is execution.checkpointing.externalized-checkpoint-retention: which
+	// checkpoints outlive the job ("" is DELETE_ON_CANCELLATION).
+	CheckpointRetention string
 	// FromSavepoint is a savepoint (or retained checkpoint) directory, hdfs://, file:// or an
 	// absolute path, that the job starts from when Storage holds no complete checkpoint of
 	// it yet (--fromSavepoint); "" starts fresh.

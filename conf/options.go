@@ -324,6 +324,12 @@ var (
 		Description: "Completed checkpoints kept; older ones are deleted.",
 		Reloadable:  true,
 	}, intType{1, unlimited})
+
+	// CheckpointsRetention says which of a job's checkpoints outlive it (Flink's key and values).
+	CheckpointsRetention = declare[string](Spec{
+		Key: "execution.checkpointing.externalized-checkpoint-retention", Default: "DELETE_ON_CANCELLATION",
+		Description: "What becomes of the job's checkpoints (<state.checkpoints.dir>/<job-id>) when the job ends. DELETE_ON_CANCELLATION: deleted when it finishes or is cancelled, kept when it fails. RETAIN_ON_CANCELLATION: deleted when it finishes, kept when it is cancelled or fails. NO_EXTERNALIZED_CHECKPOINTS: deleted however it ends. A job suspended (its AM stopped, a new attempt may resume it) keeps them always; the AM logs where a kept checkpoint is.",
+	}, enumType{values: []string{"DELETE_ON_CANCELLATION", "RETAIN_ON_CANCELLATION", "NO_EXTERNALIZED_CHECKPOINTS"}})
 )
 
 // ---- Blocklist (FLIP-224, tide's REST blocklist) -----------------------------------------------

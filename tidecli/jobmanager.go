@@ -111,6 +111,7 @@ func runJobManager(c *cli.Context) error {
 		Storage: st, CheckpointInterval: interval,
 		CheckpointTimeout:     conf.CheckpointingTimeout.Get(cfg),
 		NumRetained:           conf.CheckpointsNumRetained.Get(cfg),
+		CheckpointRetention:   conf.CheckpointsRetention.Get(cfg),
 		FromSavepoint:         c.String(fromSavepointFlag),
 		AllowNonRestoredState: c.Bool(allowNonRestoredStateFlag),
 		HeartbeatInterval:     conf.HeartbeatInterval.Get(cfg),

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/tidestream/tide/examples"
+	"github.com/tidestream/tide/internal/testkit"
 	"github.com/tidestream/tide/standalone"
 )
 
@@ -58,20 +59,23 @@ func TestStartFromSavepoint(t *testing.T) {
 	if id2 := jobID(t, second); id2 != id {
 		t.Fatalf("restored job id %s, want %s", id2, id)
 	}
-	waitRunningAt(t, second, id, 3)
-	waitExact(t, second, 4*time.Minute, out, args)
-	entries, err := os.ReadDir(filepath.Join(ckpt, id))
-	if err != nil {
-		t.Fatalf("the restored job wrote no checkpoint to its own directory: %v", err)
+	d2 := waitRunningAt(t, second, id, 3)
+	// The restored job's own checkpoints: read while it runs (a finished job's checkpoints
+	// are deleted, execution.checkpointing.externalized-checkpoint-retention's default).
+	waitCheckpointIn(t, second, id, d2.Attempt)
+	var s testkit.CheckpointStats
+	if err := rest(second, "/jobs/"+id+"/checkpoints", &s); err != nil {
+		t.Fatal(err)
 	}
-	for _, e := range entries {
-		n, err := strconv.ParseInt(strings.TrimPrefix(e.Name(), "chk-"), 10, 64)
-		if err != nil {
-			t.Fatalf("unexpected entry %s in the checkpoint directory", e.Name())
-		}
-		if n <= spID {
-			t.Errorf("checkpoint %s of the restored job: ids must continue above the savepoint's %d", e.Name(), spID)
-		}
+	if c := s.Latest.Completed; c == nil || c.ID <= spID {
+		t.Errorf("latest checkpoint of the restored job %+v: ids must continue above the savepoint's %d", c, spID)
+	}
+	if _, err := os.ReadDir(filepath.Join(ckpt, id)); err != nil {
+		t.Errorf("the restored job wrote no checkpoint to its own directory: %v", err)
+	}
+	waitExact(t, second, 4*time.Minute, out, args)
+	if _, err := os.Stat(filepath.Join(ckpt, id)); !os.IsNotExist(err) {
+		t.Errorf("the finished job's checkpoints %s/%s: %v, want them deleted (DELETE_ON_CANCELLATION)", ckpt, id, err)
 	}
 	if _, err := os.Stat(filepath.Join(spDir, filepath.Base(location), "_metadata")); err != nil {
 		t.Errorf("the savepoint is gone after the restored job ran: %v", err)

@@ -3,11 +3,14 @@ package e2e
 import (
 	"context"
 	"os/exec"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/tidestream/tide/internal/testkit"
+	"github.com/tidestream/tide/storage"
 	"github.com/tidestream/tide/test/hadoop/hadooptest"
 )
 
@@ -15,12 +18,27 @@ import (
 // ResourceManager (-m yarn-application:<id>, -Dyarn.application.id=<id>), before
 // and after the AM moves to a second attempt; tide run prints the new AM's address when
 // attempt 2 starts; tide list --target yarn lists the application; tide cancel APPLICATION_ID
-// cancels its job, tide run's last line says how the application ended, and a client command
-// on the ended application says so.
+// cancels its job, which keeps its latest checkpoint under RETAIN_ON_CANCELLATION and says
+// where; tide run's last line says how the application ended, and a client command on the
+// ended application says so.
 func TestYARNClientByApplicationID(t *testing.T) {
 	env := hadooptest.RequireYARN(t)
 	jobArgs := []string{"--records", "1000000", "--keys", "7", "--rate", "2000", "--output", t.TempDir()}
-	r := startYarnRun(t, env, []string{"-Dyarn.application-attempts=2"}, jobArgs)
+	ckpt := "tide-test/yarn-client-" + strconv.FormatInt(time.Now().UnixNano(), 36)
+	root, err := storage.Open(context.Background(), env.URI+"/", storage.Options{User: currentUser()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := root.Delete(context.Background(), ckpt); err != nil {
+			t.Errorf("deleting %s: %v", ckpt, err)
+		}
+		root.Close()
+	})
+	// Checkpoints outside the staging directory (which goes when the application is
+	// cancelled), kept when the job is cancelled.
+	r := startYarnRun(t, env, []string{"-Dyarn.application-attempts=2", "-Dstate.checkpoints.dir=" + env.URI + "/" + ckpt,
+		"-Dexecution.checkpointing.externalized-checkpoint-retention=RETAIN_ON_CANCELLATION"}, jobArgs)
 	jid := r.jobID(t)
 	waitYarnRunning(t, r.track, jid, 2, nil)
 
@@ -65,6 +83,14 @@ func TestYARNClientByApplicationID(t *testing.T) {
 	lines := strings.Split(out, "\n")
 	if last := lines[len(lines)-1]; !strings.Contains(last, r.app) || !strings.Contains(last, "KILLED") || strings.Contains(last, "RUNNING") {
 		t.Errorf("tide run's last line %q, want %s's end with final status KILLED", last, r.app)
+	}
+	keptRE := regexp.MustCompile(`latest checkpoint kept at (\S+/` + jid + `/chk-\d+) \(RETAIN_ON_CANCELLATION`)
+	m := keptRE.FindStringSubmatch(out)
+	if m == nil {
+		t.Fatalf("tide run does not say where the cancelled job's checkpoint is kept:\n%s", out)
+	}
+	if _, err := root.Stat(context.Background(), strings.TrimPrefix(m[1], env.URI+"/")+"/_metadata"); err != nil {
+		t.Errorf("the kept checkpoint %s: %v", m[1], err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()

@@ -55,6 +55,11 @@ func TestYARNReadmeCommand(t *testing.T) {
 		t.Errorf("the README's command sets an interval, yet tide run warned that checkpointing is off:\n%s", out)
 	}
 	testkit.CheckExactOutput(t, "hdfs:///tide/out", readmeJobArgs(t, block))
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if left, err := root.List(ctx, "tide/checkpoints"); err != nil && !errors.Is(err, storage.ErrNotFound) || len(left) != 0 {
+		t.Errorf("hdfs:///tide/checkpoints after the job finished: %v, %v; want its checkpoints deleted", left, err)
+	}
 }
 
 // yarnReadmeBlock is the first ```sh block of the README's "Running on YARN" section.

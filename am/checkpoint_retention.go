@@ -1,0 +1,64 @@
+package am
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/tidestream/tide/core"
+	"github.com/tidestream/tide/storage"
+)
+
+// Values of execution.checkpointing.externalized-checkpoint-retention (Flink's).
+const (
+	RetainDeleteOnCancellation = "DELETE_ON_CANCELLATION"
+	RetainOnCancellation       = "RETAIN_ON_CANCELLATION"
+	RetainNoExternalized       = "NO_EXTERNALIZED_CHECKPOINTS"
+)
+
+// discardCheckpoints says whether a job that ended with status loses its checkpoints under
+// retention: a finished job always does, a failed one only without externalized
+// checkpoints, a cancelled one unless they are retained on cancellation; a suspended job
+// (a new attempt may resume it) never does.
+func discardCheckpoints(retention string, status core.JobStatus) bool {
+	switch status {
+	case core.StatusFinished:
+		return true
+	case core.StatusCanceled:
+		return retention != RetainOnCancellation
+	case core.StatusFailed:
+		return retention == RetainNoExternalized
+	}
+	return false
+}
+
+// applyCheckpointRetention deletes the ended job's checkpoint directory (<dir>/<job-id>) or
+// keeps it, as execution.checkpointing.externalized-checkpoint-retention says. It returns a
+// sentence naming the kept latest checkpoint, "" when none is kept.
+func (a *AM) applyCheckpointRetention(ctx context.Context, status core.JobStatus) string {
+	if a.cfg.Storage == nil {
+		return ""
+	}
+	retention := a.cfg.CheckpointRetention
+	if retention == "" {
+		retention = RetainDeleteOnCancellation
+	}
+	dir := a.cfg.Storage.URI() + "/" + a.cfg.JobID
+	if discardCheckpoints(retention, status) {
+		err := a.cfg.Storage.Delete(ctx, a.cfg.JobID)
+		switch {
+		case err == nil, errors.Is(err, storage.ErrNotFound):
+			a.log.Info("checkpoints deleted", "status", status, "retention", retention, "dir", dir)
+		default:
+			a.log.Warn("could not delete the job's checkpoints", "status", status, "retention", retention, "dir", dir, "err", err)
+		}
+		return ""
+	}
+	id := a.ckpt.latest()
+	if id == 0 {
+		return ""
+	}
+	path := a.ckpt.chkPath(int64(id))
+	a.log.Info("checkpoint kept", "status", status, "retention", retention, "checkpoint", id, "path", path)
+	return fmt.Sprintf("latest checkpoint kept at %s (%s; resume with --fromSavepoint %s)", path, retention, path)
+}
