@@ -17,9 +17,9 @@ import (
 )
 
 // readSplitLog decodes the split-assignment log of vertex v as it is on disk.
-func readSplitLog(t *testing.T, dir, job string, v core.VertexID) []source.Entry {
+func readSplitLog(t *testing.T, st storage.Storage, job string, v core.VertexID) []source.Entry {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(splitLogName(job, v))))
+	data, err := storage.ReadFile(context.Background(), st, splitLogName(job, v))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -31,7 +31,7 @@ func readSplitLog(t *testing.T, dir, job string, v core.VertexID) []source.Entry
 }
 
 // newNumbersCoordinator is a source coordinator over one NumberSequence source (split
-// into 4 ranges) with its log in dir; posted callbacks arrive on the returned channel.
+// into 4 ranges) with its log in st; posted callbacks arrive on the returned channel.
 func newNumbersCoordinator(t *testing.T, st storage.Storage) (*sourceCoordinator, core.VertexID, chan func()) {
 	t.Helper()
 	job := stream.NewJob("numbers", 2, 8)
@@ -43,7 +43,7 @@ func newNumbersCoordinator(t *testing.T, st storage.Storage) (*sourceCoordinator
 	}
 	posts := make(chan func(), 100)
 	sc := newSourceCoordinator(job, slog.New(slog.DiscardHandler))
-	sc.open(context.Background(), st, "job1", func(f func()) bool { posts <- f; return true })
+	sc.open(context.Background(), st, recoverJobID, func(f func()) bool { posts <- f; return true })
 	t.Cleanup(sc.stop)
 	return sc, core.VertexID(srcs[0].Vertex), posts
 }
@@ -88,12 +88,10 @@ func settle(posts chan func()) {
 // completed checkpoint, resets those readers to the checkpoint it restores, and the
 // restored enumerator hands every split not covered by the checkpoint out exactly once.
 func TestSplitLogCompactsAndReplaysAcrossAMs(t *testing.T) {
-	dir := t.TempDir()
-	st, err := storage.Open(context.Background(), "file://"+dir, storage.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	backends(t, testSplitLogCompactsAndReplays)
+}
+
+func testSplitLogCompactsAndReplays(t *testing.T, st storage.Storage) {
 	sc, v, posts := newNumbersCoordinator(t, st)
 	if err := sc.reset(1, map[core.VertexID]int{v: 2}, nil, 0); err != nil {
 		t.Fatal(err)
@@ -105,7 +103,7 @@ func TestSplitLogCompactsAndReplaysAcrossAMs(t *testing.T) {
 	}
 	sc.notifyComplete(1)
 	settle(posts)
-	if es := readSplitLog(t, dir, "job1", v); len(es) != 1 || es[0].Kind != source.KindState || es[0].State.LastComplete != 1 {
+	if es := readSplitLog(t, st, recoverJobID, v); len(es) != 1 || es[0].Kind != source.KindState || es[0].State.LastComplete != 1 {
 		t.Fatalf("log after checkpoint 1: %+v, want one compacted state entry", es)
 	}
 	after, _ := assign(t, sc, posts, 1, v, 1)
@@ -158,7 +156,7 @@ func TestSplitLogCorruptKeptAside(t *testing.T) {
 	}
 	defer st.Close()
 	_, v, _ := newNumbersCoordinator(t, st)
-	name := filepath.Join(dir, filepath.FromSlash(splitLogName("job1", v)))
+	name := filepath.Join(dir, filepath.FromSlash(splitLogName(recoverJobID, v)))
 	if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -179,5 +177,70 @@ func TestSplitLogCorruptKeptAside(t *testing.T) {
 	}
 	if got, _ := os.ReadFile(kept[0]); !strings.EqualFold(string(got), string(bad)) {
 		t.Fatalf("kept copy changed: %q", got)
+	}
+}
+
+// A log write that fails reaches the waiting callback with the file named, so the AM
+// fails the job over instead of handing out a split the log does not hold; the next
+// write carries everything.
+func TestSplitLogWriteFailureReported(t *testing.T) {
+	local, err := storage.Open(context.Background(), "file://"+t.TempDir(), storage.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer local.Close()
+	st := &failingCommits{Storage: local, n: 1}
+	sc, v, posts := newNumbersCoordinator(t, st)
+	if err := sc.reset(1, map[core.VertexID]int{v: 2}, nil, 0); err != nil {
+		t.Fatal(err)
+	}
+	settle(posts) // the compaction at reset meets the failure
+	first, _, _, err := sc.request(1, v, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	durable := make(chan error, 1)
+	sc.persist(v, func(err error) { durable <- err })
+	for err := error(nil); ; {
+		select {
+		case f := <-posts:
+			f()
+			continue
+		case err = <-durable:
+		}
+		if err != nil {
+			t.Fatalf("second write failed too: %v", err)
+		}
+		break
+	}
+	es := readSplitLog(t, local, recoverJobID, v)
+	var assigned []string
+	for _, e := range es {
+		for _, a := range e.Assignments {
+			for _, s := range a.Splits {
+				assigned = append(assigned, s.ID)
+			}
+		}
+	}
+	if len(assigned) != 1 || assigned[0] != first[0].ID || sc.unsent != 0 {
+		t.Fatalf("log after a failed then a good write: %+v (unsent %d)", es, sc.unsent)
+	}
+
+	st.n = 1
+	if _, _, _, err := sc.request(1, v, 1); err != nil {
+		t.Fatal(err)
+	}
+	sc.persist(v, func(err error) { durable <- err })
+	for {
+		select {
+		case f := <-posts:
+			f()
+			continue
+		case err := <-durable:
+			if err == nil || !strings.Contains(err.Error(), splitLogName(recoverJobID, v)) {
+				t.Fatalf("failed write reported %v, want an error naming the log", err)
+			}
+		}
+		break
 	}
 }
