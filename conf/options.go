@@ -49,6 +49,14 @@ var (
 	}, maxParallelismType{})
 )
 
+var (
+	// PipelineOperatorChaining chains forward operators of equal parallelism into one subtask.
+	PipelineOperatorChaining = declare[bool](Spec{
+		Key: "pipeline.operator-chaining", Default: "true",
+		Description: "Run an operator in its input's subtask when the edge between them is forward at equal parallelism and the input feeds nothing else (no channel, no serialization between them). false: every operator is its own vertex, with a channel to the next. The AM ships it to its TaskManagers.",
+	}, boolType{})
+)
+
 // ---- Adaptive scheduler -----------------------------------------------------------------------
 
 const asPrefix = "jobmanager.adaptive-scheduler."

@@ -19,6 +19,7 @@ type Job struct {
 	outputs        []Output
 
 	chained  bool
+	noChain  bool // pipeline.operator-chaining false: every operator is its own vertex
 	vertices []*Vertex
 	checks   []func(Submission) error
 }
@@ -140,7 +141,20 @@ func (in VertexInput) Decode(b []byte) (any, error) { return in.codec.decodeAny(
 // Append encodes one record for this output.
 func (out VertexOutput) Append(dst []byte, v any) []byte { return out.codec.appendAny(dst, v) }
 
-// Vertices chains the job's operators into vertices, in topological order.
+// DisableChaining runs every operator in its own vertex, with a channel to the next
+// (pipeline.operator-chaining: false): for debugging and measuring what chaining saves.
+// The AM and every TaskManager must agree; it must be called before the job is built.
+func (j *Job) DisableChaining() {
+	if j.chained {
+		j.fail(fmt.Errorf("job %q: chaining disabled after the job was built", j.name))
+		return
+	}
+	j.noChain = true
+}
+
+// Vertices chains the job's operators into vertices, in topological order: an operator
+// joins its input's vertex when the edge between them is forward at equal parallelism and
+// the input feeds nothing else (Flink's operator chaining), unless DisableChaining.
 func (j *Job) Vertices() ([]*Vertex, error) {
 	if j.err != nil {
 		return nil, j.err
@@ -154,7 +168,7 @@ func (j *Job) Vertices() ([]*Vertex, error) {
 	vertexOf := make(map[*node]*Vertex)
 	var vertices []*Vertex
 	for _, n := range j.nodes { // nodes are in topological order: inputs are added first
-		if n.input != nil && canChain(n.input, n) {
+		if n.input != nil && !j.noChain && canChain(n.input, n) {
 			v := vertexOf[n.input]
 			v.nodes = append(v.nodes, n)
 			v.Name += " -> " + n.name

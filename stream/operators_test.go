@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strings"
 	"testing"
 	"time"
 
@@ -236,3 +237,30 @@ func TestAggregateEmitAtEnd(t *testing.T) {
 type discard struct{}
 
 func (discard) Write(p []byte) (int, error) { return len(p), nil }
+
+// TestDisableChaining: with chaining off every operator is its own vertex, joined to the
+// next by a forward edge (a hash edge stays hash).
+func TestDisableChaining(t *testing.T) {
+	job := stream.NewJob("j", 2, 64)
+	nums := stream.NumberSequenceSource(job, "numbers", stream.NumberSequence{From: 1, To: 10})
+	m := stream.Map(nums, "double", func(v int64) int64 { return 2 * v })
+	r := stream.Reduce(stream.KeyBy(m, func(v int64) int64 { return v % 3 }), "sum", func(a, b int64) int64 { return a + b })
+	stream.Print(r, "print", discard{})
+	job.DisableChaining()
+	g, err := job.Graph()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []jobgraph.Edge{
+		{From: "numbers", To: "double", Kind: jobgraph.Forward},
+		{From: "double", To: "sum", Kind: jobgraph.Hash},
+		{From: "sum", To: "print", Kind: jobgraph.Forward},
+	}
+	if !slices.Equal(g.Edges, want) {
+		t.Fatalf("edges %v, want %v", g.Edges, want)
+	}
+	job.DisableChaining() // after the build: recorded as the job's error
+	if _, err := job.Vertices(); err == nil || !strings.Contains(err.Error(), "after the job was built") {
+		t.Fatalf("DisableChaining after the build: got %v, want an error", err)
+	}
+}

@@ -31,7 +31,7 @@ func loadJob(c *cli.Context) (cfg *conf.Config, name string, args []string, job 
 		return nil, "", nil, nil, err
 	}
 	name, args = c.String("job-classname"), c.Args().Slice()
-	if job, err = buildJob(name, args); err != nil {
+	if job, err = buildJob(name, args, conf.PipelineOperatorChaining.Get(cfg)); err != nil {
 		return nil, "", nil, nil, err
 	}
 	var sub stream.Submission
@@ -60,8 +60,9 @@ func savepointRestoreFlags() []cli.Flag {
 	}
 }
 
-// buildJob looks the job up in the registry and builds it.
-func buildJob(name string, args []string) (*stream.Job, error) {
+// buildJob looks the job up in the registry and builds it, its operators chained unless
+// chaining is false (pipeline.operator-chaining).
+func buildJob(name string, args []string, chaining bool) (*stream.Job, error) {
 	build, ok := stream.Lookup(name)
 	if !ok {
 		known := stream.Names()
@@ -70,6 +71,9 @@ func buildJob(name string, args []string) (*stream.Job, error) {
 	}
 	job, err := build(args)
 	if err == nil {
+		if !chaining {
+			job.DisableChaining()
+		}
 		_, err = job.Vertices() // errors recorded while the job was built (a sink's output)
 	}
 	if err != nil {

@@ -12,9 +12,10 @@ import (
 )
 
 // TestBufferTimeoutSettings runs WordCount across two TaskManagers with
-// execution.buffer-timeout 0 (every record sent at once), 5 ms and -1 (only full buffers):
-// every setting is read by the TaskManagers and commits exactly one running count per word,
-// the last count of every word being its total.
+// execution.buffer-timeout 0 (every record sent at once), 5 ms and -1 (only full buffers),
+// and with pipeline.operator-chaining false: every setting is read by the AM and the
+// TaskManagers alike and commits exactly one running count per word, the last count of
+// every word being its total.
 func TestBufferTimeoutSettings(t *testing.T) {
 	in := t.TempDir()
 	var sb strings.Builder
@@ -28,10 +29,11 @@ func TestBufferTimeoutSettings(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(in, "part-0.txt"), []byte(sb.String()), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	for _, timeout := range []string{"0", "5 ms", "-1"} {
-		t.Run(timeout, func(t *testing.T) {
+	for _, setting := range []string{"execution.buffer-timeout=0", "execution.buffer-timeout=5 ms",
+		"execution.buffer-timeout=-1", "pipeline.operator-chaining=false"} {
+		t.Run(setting, func(t *testing.T) {
 			out := t.TempDir()
-			dyn := append(reactive(t.TempDir(), "200 ms"), "execution.buffer-timeout="+timeout)
+			dyn := append(reactive(t.TempDir(), "200 ms"), setting)
 			c := startCluster(t, examples.WordCountName, []string{"--input", in, "--output", out}, 2, dyn)
 			select {
 			case <-c.AMDone():

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strconv"
 	"time"
 
 	"github.com/tidestream/tide/rpc"
@@ -17,7 +18,10 @@ import (
 )
 
 // checkpointsDirKey is the key of the checkpoint directory in the AM's configuration.
-const checkpointsDirKey = "state.checkpoints.dir"
+const (
+	checkpointsDirKey   = "state.checkpoints.dir"
+	operatorChainingKey = "pipeline.operator-chaining"
+)
 
 // serve runs the job's subtasks for one registered connection until it ends.
 func (w *worker) serve(ctx context.Context, c *connection) (outcome, error) {
@@ -32,6 +36,15 @@ func (w *worker) serve(ctx context.Context, c *connection) (outcome, error) {
 	job, err := build(reg.GetJobArgs())
 	if err != nil {
 		return outcomeStopped, fmt.Errorf("TaskManager %s: build job %q with args %q: %w", w.cfg.ID, reg.GetJobName(), reg.GetJobArgs(), err)
+	}
+	if v, ok := reg.GetConfig()[operatorChainingKey]; ok {
+		chaining, err := strconv.ParseBool(v)
+		if err != nil {
+			return outcomeStopped, fmt.Errorf("TaskManager %s: the AM's %s %q: %w", w.cfg.ID, operatorChainingKey, v, err)
+		}
+		if !chaining {
+			job.DisableChaining() // as the AM built it
+		}
 	}
 	st, err := w.openStorage(ctx, reg.GetConfig()[checkpointsDirKey])
 	if err != nil {
