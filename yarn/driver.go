@@ -196,6 +196,15 @@ func (d *Driver) Start(ctx context.Context, handler drivers.EventHandler, blocke
 	for _, n := range nodes {
 		d.nodes[n] = true
 	}
+	if d.cfg.AMNode != "" {
+		if node := d.cfg.NodeIDs.nodeOf(d.cfg.AMNode); blocked(node) {
+			// YARN has no call that keeps a running application's next AM attempt off a node
+			// (the AM's blacklist covers its containers only; the RM's own AM blacklisting,
+			// yarn.am.blacklisting.enabled, follows failed AM containers), so say it here.
+			d.log.Warn("this AM attempt runs on a blocked node: YARN places AM containers itself and lets no application exclude nodes from its next attempt; no TaskManager is placed there",
+				"node", node, "nodemanager", d.cfg.AMNode)
+		}
+	}
 	recovered := d.adopt(prev)
 	expected := d.expect(recorded, time.Now())
 	d.log.Info("YARN driver started", "queue", reg.GetQueue(), "nodes", len(nodes),

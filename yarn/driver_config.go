@@ -123,6 +123,10 @@ type DriverConfig struct {
 	Launch LaunchFunc
 	// NodeIDs is how NodeIds become node ids; default host.
 	NodeIDs NodeIDFormat
+	// AMNode is the NodeId (host:port) of the NodeManager running this AM ("" unknown):
+	// YARN places AM attempts itself, so an attempt on a node the restored blocklist blocks
+	// is logged.
+	AMNode string
 
 	// Records keeps containers across AM attempts (the submission must keep containers
 	// across attempts) and removes the staging directory when the application succeeded

@@ -123,7 +123,7 @@ func NewDriverFromConf(cfg *conf.Config, rpc, rest net.Addr, tmTokens []byte, lo
 		Scheduler: amrm, Containers: NewNM(tokens, log), Nodes: nodes,
 		Host: rpcHost, RPCPort: rpcPort, TrackingURL: "http://" + rest.String(),
 		MemoryMB: conf.TaskManagerMemoryProcessSize.Get(cfg).Bytes() >> 20, VCores: int32(vcores),
-		Launch: launch.Context, NodeIDs: nodeIDs,
+		Launch: launch.Context, NodeIDs: nodeIDs, AMNode: amNode(),
 		Records:   records,
 		Heartbeat: heartbeat, FastHeartbeat: fast,
 		Logger: log,
@@ -173,4 +173,14 @@ func durationKey(c *conf.Config, key string, def time.Duration) (time.Duration, 
 		return 0, fmt.Errorf("%s = %q: expected a positive duration such as \"500 ms\" or \"5 s\"", key, raw)
 	}
 	return d, nil
+}
+
+// amNode is this container's NodeManager as a NodeId host:port (NM_HOST and NM_PORT are set
+// in every YARN container); "" outside one.
+func amNode() string {
+	h, p := os.Getenv("NM_HOST"), os.Getenv("NM_PORT")
+	if h == "" || p == "" {
+		return ""
+	}
+	return net.JoinHostPort(h, p)
 }
