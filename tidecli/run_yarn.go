@@ -98,7 +98,9 @@ func runYarnPerJob(c *cli.Context) error {
 		return err
 	}
 	defer rm.Close()
-	staging, err := storage.Open(ctx, stagingRoot, storage.Options{User: usr})
+	// Retried upload errors stay out of the user's terminal (at --log-level debug they
+	// show); one that exhausts its retries fails tide run with the whole story.
+	staging, err := storage.Open(ctx, stagingRoot, storage.Options{User: usr, Logger: quietRetries()})
 	if err != nil {
 		return fmt.Errorf("the YARN staging directory %s (%s): %w", stagingRoot, keyStagingDir, err)
 	}

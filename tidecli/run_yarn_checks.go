@@ -3,6 +3,7 @@ package tidecli
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"sort"
@@ -86,3 +87,30 @@ func nodeIDCollisions(format yarn.NodeIDFormat, nodes []*yarnpb.NodeReportProto)
 	return fmt.Sprintf("with %s=%s several NodeManagers share a node id: %s; blocking one blocks them all (set -D%s=%s when NodeManagers share a host)",
 		yarn.KeyNodeIDFormat, format, strings.Join(shared, "; "), yarn.KeyNodeIDFormat, yarn.NodeIDHostPort)
 }
+
+// quietRetries is the staging storage's logger: its retry warnings are demoted to debug, so a
+// transient upload error (a NotReplicatedYetException that the next attempt gets past) does
+// not alarm the user; a failure still ends tide run with its error.
+func quietRetries() *slog.Logger {
+	return slog.New(demoted{slog.Default().Handler()})
+}
+
+// demoted is a handler that logs records below ERROR at DEBUG.
+type demoted struct{ h slog.Handler }
+
+func (d demoted) Enabled(ctx context.Context, l slog.Level) bool {
+	if l < slog.LevelError {
+		l = slog.LevelDebug
+	}
+	return d.h.Enabled(ctx, l)
+}
+
+func (d demoted) Handle(ctx context.Context, r slog.Record) error {
+	if r.Level < slog.LevelError {
+		r.Level = slog.LevelDebug
+	}
+	return d.h.Handle(ctx, r)
+}
+
+func (d demoted) WithAttrs(a []slog.Attr) slog.Handler { return demoted{d.h.WithAttrs(a)} }
+func (d demoted) WithGroup(n string) slog.Handler      { return demoted{d.h.WithGroup(n)} }

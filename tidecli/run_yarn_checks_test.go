@@ -1,6 +1,8 @@
 package tidecli
 
 import (
+	"bytes"
+	"log/slog"
 	"strings"
 	"testing"
 
@@ -38,5 +40,27 @@ func TestNodeIDCollisions(t *testing.T) {
 	}
 	if w := nodeIDCollisions(yarn.NodeIDHost, []*yarnpb.NodeReportProto{node("a", 1), node("b", 1)}); w != "" {
 		t.Errorf("distinct hosts: %q, want no warning", w)
+	}
+}
+
+// TestQuietRetries: below ERROR the staging storage's log lines come out at DEBUG (hidden at
+// the default level), errors stay errors.
+func TestQuietRetries(t *testing.T) {
+	var buf bytes.Buffer
+	base := slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	q := slog.New(demoted{base.Handler()}).With("storage", "hdfs://nn/x")
+	q.Warn("storage: transient error, retrying")
+	if buf.Len() != 0 {
+		t.Fatalf("a retry warning reached an info-level terminal: %s", buf.String())
+	}
+	q.Error("upload failed")
+	if !strings.Contains(buf.String(), "level=ERROR") || !strings.Contains(buf.String(), "storage=hdfs://nn/x") {
+		t.Fatalf("an error was lost or lost its attributes: %q", buf.String())
+	}
+	buf.Reset()
+	dbg := slog.New(demoted{slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug})})
+	dbg.Warn("storage: transient error, retrying")
+	if !strings.Contains(buf.String(), "level=DEBUG") {
+		t.Fatalf("at debug level the retry shows as DEBUG: %q", buf.String())
 	}
 }
