@@ -55,7 +55,7 @@ func newEnumerator(name string, cfg enumConfig, restored []byte, parallelism int
 	}
 	if restored != nil {
 		if err := e.decodeState(restored); err != nil {
-			return nil, fmt.Errorf("Kafka source %q: restoring its enumerator: %w", name, err)
+			return nil, fmt.Errorf("kafka source %q: restoring its enumerator: %w", name, err)
 		}
 		e.restored = true
 	}
@@ -67,7 +67,7 @@ func newEnumerator(name string, cfg enumConfig, restored []byte, parallelism int
 func (e *enumerator) Start(ctx context.Context) error {
 	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(e.cfg.brokers...)}, e.cfg.opts...)...)
 	if err != nil {
-		return fmt.Errorf("Kafka source %q: %w", e.name, err)
+		return fmt.Errorf("kafka source %q: %w", e.name, err)
 	}
 	e.client = cl
 	first, cancel := context.WithTimeout(ctx, e.cfg.startup)
@@ -77,7 +77,7 @@ func (e *enumerator) Start(ctx context.Context) error {
 		if errors.Is(err, context.DeadlineExceeded) {
 			err = fmt.Errorf("no answer within %s: %w", e.cfg.startup, err)
 		}
-		return fmt.Errorf("Kafka source %q: discovering %s on brokers %s: %w", e.name, e.cfg.describe, strings.Join(e.cfg.brokers, ","), err)
+		return fmt.Errorf("kafka source %q: discovering %s on brokers %s: %w", e.name, e.cfg.describe, strings.Join(e.cfg.brokers, ","), err)
 	}
 	go e.discoverPeriodically(ctx)
 	return nil

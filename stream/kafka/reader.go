@@ -58,7 +58,7 @@ func (r *reader[T]) Start(context.Context) error {
 	}
 	cl, err := kgo.NewClient(append(opts, r.cfg.ClientOptions...)...)
 	if err != nil {
-		return fmt.Errorf("Kafka source %q: %w", r.name, err)
+		return fmt.Errorf("kafka source %q: %w", r.name, err)
 	}
 	r.client = cl
 	r.added = nil
@@ -126,7 +126,7 @@ func (r *reader[T]) Poll(_ context.Context, out stream.Collector) (stream.InputS
 		if ferr != nil || errors.Is(err, context.Canceled) || kerr.IsRetriable(err) {
 			return
 		}
-		ferr = fmt.Errorf("Kafka source %q: fetching %s: %w", r.name, splitID(topic, p), err)
+		ferr = fmt.Errorf("kafka source %q: fetching %s: %w", r.name, splitID(topic, p), err)
 	})
 	if ferr != nil {
 		return stream.NothingAvailable, ferr
@@ -149,7 +149,7 @@ func (r *reader[T]) Poll(_ context.Context, out stream.Collector) (stream.InputS
 			}
 			v, derr := r.cfg.Deserialize(recordOf(rec))
 			if derr != nil {
-				err = fmt.Errorf("Kafka source %q: deserializing %s offset %d: %w", r.name, splitID(rec.Topic, rec.Partition), rec.Offset, derr)
+				err = fmt.Errorf("kafka source %q: deserializing %s offset %d: %w", r.name, splitID(rec.Topic, rec.Partition), rec.Offset, derr)
 				return
 			}
 			ts := rec.Timestamp.UnixMilli()

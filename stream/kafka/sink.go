@@ -75,7 +75,7 @@ func ToKafka[T any](s stream.DataStream[T], name string, sink Sink[T]) {
 		sink.TransactionTimeout = DefaultTransactionTimeout
 	}
 	if err := sink.validate(); err != nil {
-		j.Fail(fmt.Errorf("job %q, Kafka sink %q: %w", j.Name(), name, err))
+		j.Fail(fmt.Errorf("job %q, kafka sink %q: %w", j.Name(), name, err))
 	}
 	j.AddSubmitCheck(func(sub stream.Submission) error { return sink.checkSubmission(name, sub) })
 	stream.Sink(s, name, func() stream.Operator { return newWriter(name, &sink) })
@@ -109,10 +109,10 @@ func (s *Sink[T]) checkSubmission(name string, sub stream.Submission) error {
 		return nil
 	}
 	if sub.CheckpointInterval <= 0 {
-		return fmt.Errorf("Kafka sink %q is exactly-once, which commits its transactions when checkpoints complete, and checkpoints are off: set execution.checkpointing.interval and state.checkpoints.dir, or use at-least-once", name)
+		return fmt.Errorf("kafka sink %q is exactly-once, which commits its transactions when checkpoints complete, and checkpoints are off: set execution.checkpointing.interval and state.checkpoints.dir, or use at-least-once", name)
 	}
 	if s.TransactionTimeout <= sub.CheckpointInterval {
-		return fmt.Errorf("Kafka sink %q: transaction timeout %s is not longer than the checkpoint interval %s (execution.checkpointing.interval): the broker would abort transactions before their checkpoint completes and their records would be lost; raise TransactionTimeout well above the interval plus a restart (at most the broker's transaction.max.timeout.ms, 15m by default) or checkpoint more often",
+		return fmt.Errorf("kafka sink %q: transaction timeout %s is not longer than the checkpoint interval %s (execution.checkpointing.interval): the broker would abort transactions before their checkpoint completes and their records would be lost; raise TransactionTimeout well above the interval plus a restart (at most the broker's transaction.max.timeout.ms, 15m by default) or checkpoint more often",
 			name, s.TransactionTimeout, sub.CheckpointInterval)
 	}
 	return nil

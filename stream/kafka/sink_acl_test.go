@@ -25,7 +25,7 @@ func TestSinkUnauthorisedTransactionalID(t *testing.T) {
 	w := newWriter("kafka-out", cfg)
 	err := w.Open(bg, runtimeOf(0, 1), nil)
 	w.Close()
-	mustContain(t, err, `Kafka sink "kafka-out" (subtask 0, exactly-once)`, cfg.TransactionalIDPrefix+"-0-1",
+	mustContain(t, err, `kafka sink "kafka-out" (subtask 0, exactly-once)`, cfg.TransactionalIDPrefix+"-0-1",
 		"is not authorized", "WRITE and DESCRIBE on transactional ids with the prefix", "TRANSACTIONAL_ID_AUTHORIZATION_FAILED")
 
 	cfg.TransactionalIDPrefix = allowed

@@ -194,7 +194,7 @@ func TestSinkExactlyOnceAcrossRescales(t *testing.T) {
 
 	w := openWriter(t, cfg, 0, 1, st)
 	write(t, w, values("f", 0, 4))
-	st = snapshotAll(t, 6, w)
+	snapshotAll(t, 6, w)
 	complete(t, 6, w)
 	w.Close()
 
@@ -255,7 +255,7 @@ func TestSinkSubmissionChecks(t *testing.T) {
 	}{
 		{"ok", time.Minute, ExactlyOnce, 10 * time.Second, nil},
 		{"timeout below interval", 5 * time.Second, ExactlyOnce, 30 * time.Second,
-			[]string{`job "orders"`, `Kafka sink "to-kafka"`, "transaction timeout 5s is not longer than the checkpoint interval 30s"}},
+			[]string{`job "orders"`, `kafka sink "to-kafka"`, "transaction timeout 5s is not longer than the checkpoint interval 30s"}},
 		{"no checkpoints", time.Minute, ExactlyOnce, 0, []string{`job "orders"`, "checkpoints are off"}},
 		{"at-least-once without checkpoints", time.Minute, AtLeastOnce, 0, nil},
 	}
@@ -275,7 +275,7 @@ func TestSinkSubmissionChecks(t *testing.T) {
 	in := stream.NumberSequenceSource(j, "numbers", stream.NumberSequence{From: 1, To: 10})
 	ToKafka(stream.Map(in, "fmt", func(v int64) string { return "x" }), "to-kafka", Sink[string]{Topic: "t", Guarantee: ExactlyOnce})
 	_, err := j.Vertices()
-	mustContain(t, err, `job "orders", Kafka sink "to-kafka"`, "no Brokers", "TransactionalIDPrefix", "no Serialize")
+	mustContain(t, err, `job "orders", kafka sink "to-kafka"`, "no Brokers", "TransactionalIDPrefix", "no Serialize")
 	if !strings.Contains(err.Error(), "no Brokers") {
 		t.Fatal(err)
 	}

@@ -58,7 +58,7 @@ func (w *writer[T]) clientOpts(extra ...kgo.Opt) []kgo.Opt {
 }
 
 func (w *writer[T]) errorf(format string, args ...any) error {
-	return fmt.Errorf("Kafka sink %q (subtask %d, %s): %w", w.name, w.rt.Subtask, w.cfg.Guarantee, fmt.Errorf(format, args...))
+	return fmt.Errorf("kafka sink %q (subtask %d, %s): %w", w.name, w.rt.Subtask, w.cfg.Guarantee, fmt.Errorf(format, args...))
 }
 
 func (w *writer[T]) Open(ctx context.Context, rt stream.Runtime, restored stream.StateReader) error {

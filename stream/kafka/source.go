@@ -63,7 +63,7 @@ type PartitionWatermarks struct {
 // build with an error naming the source.
 func FromKafka[T any](j *stream.Job, name string, src Source[T]) stream.DataStream[T] {
 	if err := src.validate(); err != nil {
-		j.Fail(fmt.Errorf("job %q, Kafka source %q: %w", j.Name(), name, err))
+		j.Fail(fmt.Errorf("job %q, kafka source %q: %w", j.Name(), name, err))
 	}
 	src.fillDefaults()
 	return stream.FromSource(j, name, &splitSource[T]{name: name, cfg: src}, stream.NoWatermarks[T]())

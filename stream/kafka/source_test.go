@@ -315,7 +315,7 @@ func TestSourceBadInput(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mustContain(t, enum.Start(bg), `Kafka source "kafka-in"`, fmt.Sprintf("topic %q does not exist", missing))
+	mustContain(t, enum.Start(bg), `kafka source "kafka-in"`, fmt.Sprintf("topic %q does not exist", missing))
 
 	s = testSource(e, "t")
 	s.Brokers, s.StartupTimeout = []string{"127.0.0.1:1"}, 2*time.Second
@@ -323,7 +323,7 @@ func TestSourceBadInput(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mustContain(t, enum.Start(bg), `Kafka source "kafka-in": discovering topics ["t"] on brokers 127.0.0.1:1`, "connection refused")
+	mustContain(t, enum.Start(bg), `kafka source "kafka-in": discovering topics ["t"] on brokers 127.0.0.1:1`, "connection refused")
 }
 
 // TestSourcePartitionWatermarks: one reader, two partitions with Kafka timestamps; the

@@ -160,7 +160,7 @@ func (r *yarnChaos) pick(p uint32) tmInfo {
 
 // signalTM sends sig to TaskManager id's process; false when it has none (released).
 func (r *yarnChaos) signalTM(id string, sig syscall.Signal) bool {
-	pid, _ := findTaskManager(id)
+	pid, _ := findTaskManager(r.run.app, id)
 	if pid == 0 {
 		r.j.Printf("TaskManager %s has no process (released): no %s", id, sigName(sig))
 		return false
@@ -186,7 +186,7 @@ func (r *yarnChaos) do(step int, a chaos.Action) {
 	r.j.Printf("target %s on node %s", tm.ID, tm.Node)
 	switch a.Kind {
 	case chaos.Kill:
-		killTaskManagerUnlessReleased(r.t, r.track, tm.ID)
+		killTaskManagerUnlessReleased(r.t, r.run.app, r.track, tm.ID)
 		r.j.Printf("SIGKILL %s", tm.ID)
 	case chaos.Pause:
 		if r.signalTM(tm.ID, syscall.SIGSTOP) {
@@ -318,7 +318,7 @@ func (r *yarnChaos) finalKill() {
 			if tms, err := taskManagers(r.track); err == nil && len(tms) > 0 {
 				sort.Slice(tms, func(i, k int) bool { return tms[i].ID < tms[k].ID })
 				victim = tms[int(pick%uint32(len(tms)))]
-				pid, _ = findTaskManager(victim.ID)
+				pid, _ = findTaskManager(r.run.app, victim.ID)
 			}
 		}
 		time.Sleep(2 * time.Millisecond)

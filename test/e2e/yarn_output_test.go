@@ -44,7 +44,7 @@ func TestYARNOutputOnHDFS(t *testing.T) {
 	run := startYarnRun(t, env, []string{"-Dstate.checkpoints.dir=hdfs:///" + rel + "-checkpoints"}, jobArgs)
 	jid := run.jobID(t)
 	tms := waitYarnRunning(t, run.track, jid, 2, nil)
-	killTaskManager(t, tms[0].ID)
+	killTaskManager(t, run.app, tms[0].ID)
 	waitYarnRunning(t, run.track, jid, 2, map[string]bool{tms[0].ID: true})
 	run.wait(t, 3*time.Minute)
 	testkit.CheckExactOutput(t, out, jobArgs)

@@ -12,6 +12,7 @@ import (
 	"os/user"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -337,12 +338,12 @@ func waitYarnRunning(t *testing.T, track, jid string, p int, skip map[string]boo
 // killTaskManager SIGKILLs the TaskManager process with that id (its container ends). The
 // process is looked for for a while: YARN's container launch (bash, then exec of tide) can
 // lag behind the AM's view by a moment.
-func killTaskManager(t *testing.T, id string) {
+func killTaskManager(t *testing.T, app, id string) {
 	t.Helper()
 	deadline := time.Now().Add(15 * time.Second)
 	var seen []string
 	for {
-		pid, tms := findTaskManager(id)
+		pid, tms := findTaskManager(app, id)
 		if pid > 0 {
 			if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
 				t.Fatalf("killing TaskManager %s (pid %d): %v", id, pid, err)
@@ -351,7 +352,7 @@ func killTaskManager(t *testing.T, id string) {
 		}
 		seen = tms
 		if time.Now().After(deadline) {
-			t.Fatalf("no TaskManager process with --resource-id %s; TaskManager processes: %v", id, seen)
+			t.Fatalf("no TaskManager process with --resource-id %s in a container of %s; TaskManager processes: %v", id, app, seen)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
@@ -359,11 +360,11 @@ func killTaskManager(t *testing.T, id string) {
 
 // killTaskManagerUnlessReleased kills the TaskManager's process, unless the AM released
 // it first (it is no longer registered and its process is gone).
-func killTaskManagerUnlessReleased(t *testing.T, track, id string) {
+func killTaskManagerUnlessReleased(t *testing.T, app, track, id string) {
 	t.Helper()
 	deadline := time.Now().Add(15 * time.Second)
 	for {
-		if pid, _ := findTaskManager(id); pid > 0 {
+		if pid, _ := findTaskManager(app, id); pid > 0 {
 			if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
 				t.Fatalf("killing TaskManager %s (pid %d): %v", id, pid, err)
 			}
@@ -385,9 +386,14 @@ func killTaskManagerUnlessReleased(t *testing.T, track, id string) {
 	}
 }
 
-// findTaskManager returns the pid of the `tide taskmanager --resource-id id` process, or 0
-// and the command lines of the TaskManager processes it saw.
-func findTaskManager(id string) (int, []string) {
+// findTaskManager returns the pid of the `tide taskmanager --resource-id id` process that runs
+// in a container of application app, or 0 and the command lines of the TaskManager
+// processes it saw. TaskManager ids repeat across applications (tm-1-1 is the first of
+// every application), so the container's id, which names its application, must match too.
+func findTaskManager(app, id string) (int, []string) {
+	// container_<cluster timestamp>_<application sequence>_<attempt>_<n>, possibly with an
+	// epoch (container_e17_...) in front.
+	appPart := "_" + strings.TrimPrefix(app, "application_") + "_"
 	procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
 	var tms []string
 	for _, p := range procs {
@@ -400,8 +406,15 @@ func findTaskManager(id string) (int, []string) {
 			continue
 		}
 		tms = append(tms, strings.Join(args, " "))
-		for i := range args {
-			if args[i] == "--resource-id" && i+1 < len(args) && args[i+1] == id {
+		if i := slices.Index(args, "--resource-id"); i < 0 || i+1 >= len(args) || args[i+1] != id {
+			continue
+		}
+		env, err := os.ReadFile(filepath.Join(filepath.Dir(p), "environ"))
+		if err != nil {
+			continue
+		}
+		for _, kv := range strings.Split(string(env), "\x00") {
+			if c, ok := strings.CutPrefix(kv, "CONTAINER_ID="); ok && strings.Contains(c, appPart) {
 				pid, _ := strconv.Atoi(filepath.Base(filepath.Dir(p)))
 				return pid, nil
 			}
@@ -434,7 +447,7 @@ func TestYARNPerJob(t *testing.T) {
 
 	// 1. Kill one TaskManager container: the job goes on and a replacement arrives.
 	gone := map[string]bool{tms[0].ID: true}
-	killTaskManager(t, tms[0].ID)
+	killTaskManager(t, r.app, tms[0].ID)
 	tms = waitYarnRunning(t, r.track, jid, 2, gone)
 
 	// 2. and 3. Block one NodeManager, then the other: replacements land on the free one.
@@ -455,7 +468,7 @@ func TestYARNPerJob(t *testing.T) {
 			// A TaskManager on the node just blocked may already be gone: once the first
 			// kill restarts the job its slot is free, and free slots on a blocked node are
 			// released (FLIP-224), so the AM hands its container back to YARN.
-			killTaskManagerUnlessReleased(t, r.track, tm.ID)
+			killTaskManagerUnlessReleased(t, r.app, r.track, tm.ID)
 		}
 		tms = waitYarnRunning(t, r.track, jid, 2, gone)
 		for _, tm := range tms {

@@ -28,9 +28,9 @@ func TestKafkaCountBadInput(t *testing.T) {
 		want    []string
 	}{
 		{"unreachable brokers", "127.0.0.1:1", out,
-			[]string{"job KafkaCount ended FAILED", `Kafka source "kafka-in"`, "on brokers 127.0.0.1:1", "connection refused"}},
+			[]string{"job KafkaCount ended FAILED", `kafka source "kafka-in"`, "on brokers 127.0.0.1:1", "connection refused"}},
 		{"missing topic", e.Bootstrap, missing,
-			[]string{"job KafkaCount ended FAILED", `Kafka source "kafka-in"`, fmt.Sprintf("topic %q does not exist", missing)}},
+			[]string{"job KafkaCount ended FAILED", `kafka source "kafka-in"`, fmt.Sprintf("topic %q does not exist", missing)}},
 	}
 	for _, tc := range failing {
 		t.Run(tc.name, func(t *testing.T) {
@@ -77,7 +77,7 @@ func TestKafkaCountBadInput(t *testing.T) {
 			t.Fatal("the AM exited cleanly, want the job FAILED")
 		}
 		log := amLog(t, c)
-		for _, w := range []string{"job KafkaCount ended FAILED", `Kafka sink \"kafka-out\"`, prefix + "-0-", "is not authorized",
+		for _, w := range []string{"job KafkaCount ended FAILED", `kafka sink \"kafka-out\"`, prefix + "-0-", "is not authorized",
 			"TRANSACTIONAL_ID_AUTHORIZATION_FAILED"} {
 			if !strings.Contains(log, w) {
 				t.Errorf("the AM's log lacks %q", w)
@@ -94,7 +94,7 @@ func TestKafkaCountBadInput(t *testing.T) {
 		if err == nil {
 			t.Fatalf("the job was accepted:\n%s", outp)
 		}
-		for _, w := range []string{"job KafkaCount not submitted", `Kafka sink "kafka-out"`,
+		for _, w := range []string{"job KafkaCount not submitted", `kafka sink "kafka-out"`,
 			"transaction timeout 10s is not longer than the checkpoint interval 30s"} {
 			if !strings.Contains(outp, w) {
 				t.Errorf("output lacks %q:\n%s", w, outp)
