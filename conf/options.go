@@ -338,6 +338,18 @@ var (
 		Key: "execution.checkpointing.externalized-checkpoint-retention", Default: "DELETE_ON_CANCELLATION",
 		Description: "What becomes of the job's checkpoints (<state.checkpoints.dir>/<job-id>) when the job ends. DELETE_ON_CANCELLATION: deleted when it finishes or is cancelled, kept when it fails. RETAIN_ON_CANCELLATION: deleted when it finishes, kept when it is cancelled or fails. NO_EXTERNALIZED_CHECKPOINTS: deleted however it ends. A job suspended (its AM stopped, a new attempt may resume it) keeps them always; the AM logs where a kept checkpoint is.",
 	}, enumType{values: []string{"DELETE_ON_CANCELLATION", "RETAIN_ON_CANCELLATION", "NO_EXTERNALIZED_CHECKPOINTS"}})
+
+	// StateBackendType selects where keyed state lives on the TaskManagers.
+	StateBackendType = declare[string](Spec{
+		Key: "state.backend.type", Default: "hashmap",
+		Description: "Keyed state backend: hashmap keeps state on the heap (small state, fastest); pebble keeps it in an embedded LSM on local disk (state larger than memory). rocksdb is accepted as an alias of pebble. Checkpoints have the same format with both, so a job switches backend by restoring a savepoint.",
+	}, enumType{values: []string{"hashmap", "pebble", "rocksdb"}})
+
+	// StateBackendPebbleLocalDir is where the pebble backend keeps its files.
+	StateBackendPebbleLocalDir = declare[string](Spec{
+		Key:         "state.backend.pebble.localdir",
+		Description: "Local directory of the pebble backend's instances (one per subtask, removed when it ends). Unset: the system temp directory.",
+	}, stringType{})
 )
 
 // ---- Blocklist (FLIP-224, tide's REST blocklist) -----------------------------------------------

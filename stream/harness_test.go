@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/tidestream/tide/core/jobgraph"
+	"github.com/tidestream/tide/state"
 	"github.com/tidestream/tide/stream"
 	"github.com/tidestream/tide/tm/snapshot"
 )
@@ -35,6 +36,32 @@ func vertexOps(t *testing.T, job *stream.Job, id string) []stream.ChainOperator 
 func runtimeFor(id string, p, index, maxP int) stream.Runtime {
 	s, e := jobgraph.KeyGroupRange(maxP, p, index)
 	return stream.Runtime{Vertex: "v", OperatorID: id, Subtask: index, Parallelism: p, MaxParallelism: maxP, KeyGroupStart: s, KeyGroupEnd: e, Attempt: 1}
+}
+
+// backendTypes are the state.backend.type values every keyed operator test runs with.
+var backendTypes = []string{"hashmap", "pebble"}
+
+// withBackend gives rt a fresh keyed state backend of the type (closed when the test ends).
+func withBackend(t *testing.T, typ string, rt stream.Runtime) stream.Runtime {
+	t.Helper()
+	switch typ {
+	case "hashmap":
+		rt.KeyedBackend = state.NewHeap()
+	case "pebble":
+		be, err := state.OpenPebble(state.PebbleOptions{Dir: t.TempDir(), Name: rt.OperatorID})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			if err := be.Close(); err != nil {
+				t.Error(err)
+			}
+		})
+		rt.KeyedBackend = be
+	default:
+		t.Fatalf("unknown backend %q", typ)
+	}
+	return rt
 }
 
 // snapshotOp snapshots one operator into a state file.

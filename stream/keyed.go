@@ -63,8 +63,11 @@ func (o *keyedOp[T, K, S, O]) Process(v any, ts int64, out Collector) error {
 	switch {
 	case !keep && !fresh:
 		o.state.Delete(k)
-	case keep && fresh:
+	case keep && (fresh || !o.state.InPlace()):
 		o.state.Put(k, s)
+	}
+	if o.err == nil {
+		o.err = o.state.Err()
 	}
 	return o.err
 }
@@ -82,6 +85,9 @@ func (o *keyedOp[T, K, S, O]) EndInput(_ context.Context, out Collector) error {
 		o.f.OnEnd(k, s, o.emitF)
 		return o.err == nil
 	})
+	if o.err == nil {
+		o.err = o.state.Err()
+	}
 	return o.err
 }
 

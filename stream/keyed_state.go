@@ -1,19 +1,31 @@
 package stream
 
 import (
+	"bytes"
 	"fmt"
 
 	"github.com/tidestream/tide/core/jobgraph"
+	"github.com/tidestream/tide/state"
 )
 
 // KeyedState holds one value of type S per key, for the keys of the subtask's key groups.
 // Operators snapshot it indexed by key group so any parallelism can restore it.
+//
+// With the hashmap backend (Runtime.KeyedBackend nil or of type hashmap) values live in a
+// Go map as objects and Get returns a pointer into it: changes through the pointer are the
+// state. With a disk backend (pebble) values are encoded into the backend: Get returns a
+// decoded copy and the caller stores changes back with WriteBack (a no-op on the heap).
 type KeyedState[K Key, S any] struct {
 	name   string
 	codec  Codec[S]
 	values map[K]*S
-	kbuf   []byte
-	vbuf   []byte
+	// be is the disk backend (nil: object map); bname is the state's name in it.
+	be    state.Backend
+	bname string
+	rt    Runtime
+	err   error
+	kbuf  []byte
+	vbuf  []byte
 }
 
 // NewKeyedState creates empty state named name (unique within its operator).
@@ -21,29 +33,146 @@ func NewKeyedState[K Key, S any](name string, codec Codec[S]) *KeyedState[K, S] 
 	return &KeyedState[K, S]{name: name, codec: codec, values: make(map[K]*S)}
 }
 
+// bind selects the storage from the runtime (once, before the first access).
+func (s *KeyedState[K, S]) bind(rt Runtime) {
+	s.rt = rt
+	if be := rt.KeyedBackend; be != nil && be.Type() != state.Hashmap {
+		s.be, s.bname, s.values = be, BackendStateName(rt.OperatorID, s.name), nil
+	}
+}
+
+// BackendStateName is the name under which an operator's state is kept in a state backend
+// (state names are unique within an operator, operator ids within a job).
+func BackendStateName(operatorID, name string) string { return operatorID + "/" + name }
+
+// Err is the first error of the disk backend (nil on the heap); an operator that saw a
+// nil Get or a skipped write returns it.
+func (s *KeyedState[K, S]) Err() error { return s.err }
+
+func (s *KeyedState[K, S]) fail(err error) {
+	if s.err == nil && err != nil {
+		s.err = fmt.Errorf("keyed state %q of operator %s: %w", s.name, s.rt.OperatorID, err)
+	}
+}
+
+func (s *KeyedState[K, S]) keyGroup(k K) int {
+	return jobgraph.KeyGroupFor(HashKey(k), s.rt.MaxParallelism)
+}
+
 // Get returns the key's value, or nil.
-func (s *KeyedState[K, S]) Get(k K) *S { return s.values[k] }
+func (s *KeyedState[K, S]) Get(k K) *S {
+	if s.be == nil {
+		return s.values[k]
+	}
+	s.kbuf = appendKey(s.kbuf[:0], k)
+	b, ok, err := s.be.Get(s.keyGroup(k), s.bname, s.kbuf)
+	if err != nil || !ok {
+		s.fail(err)
+		return nil
+	}
+	v, err := s.codec.Decode(b)
+	if err != nil {
+		s.fail(fmt.Errorf("key %v: %w", k, err))
+		return nil
+	}
+	return &v
+}
 
 // Put sets the key's value.
-func (s *KeyedState[K, S]) Put(k K, v *S) { s.values[k] = v }
+func (s *KeyedState[K, S]) Put(k K, v *S) {
+	if s.be == nil {
+		s.values[k] = v
+		return
+	}
+	s.kbuf = appendKey(s.kbuf[:0], k)
+	s.vbuf = s.codec.Append(s.vbuf[:0], *v)
+	s.fail(s.be.Put(s.keyGroup(k), s.bname, s.kbuf, s.vbuf))
+}
+
+// WriteBack stores a value obtained from Get and changed in place (a no-op on the heap,
+// where the pointer is the state).
+func (s *KeyedState[K, S]) WriteBack(k K, v *S) {
+	if s.be != nil {
+		s.Put(k, v)
+	}
+}
+
+// InPlace says whether changes through Get's pointer are the state (heap) or need WriteBack.
+func (s *KeyedState[K, S]) InPlace() bool { return s.be == nil }
 
 // Delete removes the key.
-func (s *KeyedState[K, S]) Delete(k K) { delete(s.values, k) }
+func (s *KeyedState[K, S]) Delete(k K) {
+	if s.be == nil {
+		delete(s.values, k)
+		return
+	}
+	s.kbuf = appendKey(s.kbuf[:0], k)
+	s.fail(s.be.Delete(s.keyGroup(k), s.bname, s.kbuf))
+}
 
-// Len is the number of keys.
-func (s *KeyedState[K, S]) Len() int { return len(s.values) }
+// Len is the number of keys (a scan on a disk backend).
+func (s *KeyedState[K, S]) Len() int {
+	if s.be == nil {
+		return len(s.values)
+	}
+	n := 0
+	s.fail(s.be.Iterate(s.bname, s.rt.KeyGroupStart, s.rt.KeyGroupEnd, func(int, []byte, []byte) error {
+		n++
+		return nil
+	}))
+	return n
+}
 
-// Range calls fn for every key until it returns false.
+// Range calls fn for every key until it returns false. fn may change the value in place;
+// on a disk backend a changed value is written back.
 func (s *KeyedState[K, S]) Range(fn func(K, *S) bool) {
-	for k, v := range s.values {
-		if !fn(k, v) {
-			return
+	if s.be == nil {
+		for k, v := range s.values {
+			if !fn(k, v) {
+				return
+			}
 		}
+		return
+	}
+	stop := fmt.Errorf("stop")
+	var enc []byte
+	err := s.be.Iterate(s.bname, s.rt.KeyGroupStart, s.rt.KeyGroupEnd, func(kg int, key, value []byte) error {
+		k, err := decodeKey[K](key)
+		if err != nil {
+			return fmt.Errorf("key group %d: %w", kg, err)
+		}
+		v, err := s.codec.Decode(value)
+		if err != nil {
+			return fmt.Errorf("key %v: %w", k, err)
+		}
+		more := fn(k, &v)
+		if enc = s.codec.Append(enc[:0], v); !bytes.Equal(enc, value) {
+			if err := s.be.Put(kg, s.bname, key, enc); err != nil {
+				return err
+			}
+		}
+		if !more {
+			return stop
+		}
+		return nil
+	})
+	if err != stop {
+		s.fail(err)
 	}
 }
 
 // Snapshot writes every entry under its key group.
 func (s *KeyedState[K, S]) Snapshot(rt Runtime, w StateWriter) error {
+	if s.be != nil {
+		err := s.be.Iterate(s.bname, rt.KeyGroupStart, rt.KeyGroupEnd, func(kg int, key, value []byte) error {
+			w.Keyed(s.name, kg, key, value)
+			return nil
+		})
+		if err != nil {
+			return fmt.Errorf("keyed state %q: snapshot: %w", s.name, err)
+		}
+		return s.err
+	}
 	for k, v := range s.values {
 		s.kbuf = appendKey(s.kbuf[:0], k)
 		s.vbuf = s.codec.Append(s.vbuf[:0], *v)
@@ -52,8 +181,10 @@ func (s *KeyedState[K, S]) Snapshot(rt Runtime, w StateWriter) error {
 	return nil
 }
 
-// Restore loads the entries of the subtask's key groups.
+// Restore binds the state to the runtime's backend and loads the entries of the subtask's
+// key groups. Operators call it in Open, also for a fresh start (r nil).
 func (s *KeyedState[K, S]) Restore(rt Runtime, r StateReader) error {
+	s.bind(rt)
 	if r == nil {
 		return nil
 	}
@@ -68,6 +199,12 @@ func (s *KeyedState[K, S]) Restore(rt Runtime, r StateReader) error {
 		v, err := s.codec.Decode(value)
 		if err != nil {
 			return fmt.Errorf("state %q, key %v: %w", s.name, k, err)
+		}
+		if s.be != nil {
+			if err := s.be.Put(kg, s.bname, key, value); err != nil {
+				return fmt.Errorf("state %q, key %v: %w", s.name, k, err)
+			}
+			return nil
 		}
 		s.values[k] = &v
 		return nil

@@ -4,6 +4,8 @@ import (
 	"context"
 	"log/slog"
 	"math"
+
+	"github.com/tidestream/tide/state"
 	"time"
 )
 
@@ -44,6 +46,9 @@ type Runtime struct {
 	// checkpoints and the end of input), positive at most this long after a record.
 	BufferTimeout time.Duration
 	Logger        *slog.Logger
+	// KeyedBackend is the subtask's keyed state backend (state.backend.type), shared by the
+	// operators of its chain; nil means the hashmap backend.
+	KeyedBackend state.Backend
 }
 
 // OwnsKeyGroup reports whether kg is in this subtask's range.

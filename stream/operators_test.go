@@ -83,7 +83,16 @@ func (f collectorFunc) Collect(v any, ts int64) error { return f(v, ts) }
 
 // TestReduceRestoresAtOtherParallelism counts per key at parallelism 2, snapshots, restores
 // at 3 and 1, and checks every key continues from its count.
+// TestReduceRestoresAtOtherParallelism restores p=2 -> 3 -> 1 on each backend, and switches
+// backend through the checkpoint format (which does not depend on the backend).
 func TestReduceRestoresAtOtherParallelism(t *testing.T) {
+	for _, phases := range [][3]string{{"hashmap", "hashmap", "hashmap"}, {"pebble", "pebble", "pebble"},
+		{"hashmap", "pebble", "hashmap"}, {"pebble", "hashmap", "pebble"}} {
+		t.Run(strings.Join(phases[:], "-"), func(t *testing.T) { testReduceRestores(t, phases) })
+	}
+}
+
+func testReduceRestores(t *testing.T, phases [3]string) {
 	const maxP = 32
 	newJob := func() *stream.Job {
 		job := stream.NewJob("j", 1, maxP)
@@ -99,12 +108,12 @@ func TestReduceRestoresAtOtherParallelism(t *testing.T) {
 	route := func(v int64, p int) int {
 		return jobgraph.OperatorIndexFor(stream.KeyGroupOf(v%10, maxP), maxP, p)
 	}
-	files := func(p int, feed []int64, restored [][]byte) ([][]byte, map[int64]int64) {
+	files := func(p int, backend string, feed []int64, restored [][]byte) ([][]byte, map[int64]int64) {
 		last := map[int64]int64{}
 		var out [][]byte
 		for i := range p {
 			op := vertexOps(t, newJob(), "count")[0].Operator
-			rt := runtimeFor("count", p, i, maxP)
+			rt := withBackend(t, backend, runtimeFor("count", p, i, maxP))
 			var r stream.StateReader
 			if restored != nil {
 				r = restoreFor(t, rt, restored)
@@ -133,9 +142,9 @@ func TestReduceRestoresAtOtherParallelism(t *testing.T) {
 		}
 		return s
 	}
-	f2, _ := files(2, ones(100), nil)
-	f3, _ := files(3, ones(100), f2)
-	_, last := files(1, ones(100), f3)
+	f2, _ := files(2, phases[0], ones(100), nil)
+	f3, _ := files(3, phases[1], ones(100), f2)
+	_, last := files(1, phases[2], ones(100), f3)
 	for k := range int64(10) {
 		// each key k sums k, k+10, … three times over
 		want := int64(0)
@@ -149,6 +158,12 @@ func TestReduceRestoresAtOtherParallelism(t *testing.T) {
 }
 
 func TestTumblingWindow(t *testing.T) {
+	for _, backend := range backendTypes {
+		t.Run(backend, func(t *testing.T) { testTumblingWindow(t, backend) })
+	}
+}
+
+func testTumblingWindow(t *testing.T, backend string) {
 	job := stream.NewJob("j", 1, 16)
 	src := stream.NumberSequenceSource(job, "n", stream.NumberSequence{From: 1, To: 2})
 	stream.TumblingWindow(stream.KeyBy(src, func(v int64) int64 { return v % 2 }), "w", 10*time.Millisecond,
@@ -158,7 +173,7 @@ func TestTumblingWindow(t *testing.T) {
 		})
 	ops := vertexOps(t, job, "w")
 	op := ops[0].Operator
-	rt := runtimeFor("w", 1, 0, 16)
+	rt := withBackend(t, backend, runtimeFor("w", 1, 0, 16))
 	open(t, op, rt, nil)
 	var out sliceCollector
 	for _, r := range []struct{ v, ts int64 }{{1, 1}, {3, 5}, {2, 9}, {5, 12}, {4, 15}} {
@@ -179,7 +194,8 @@ func TestTumblingWindow(t *testing.T) {
 	}
 	file := snapshotOp(t, op, rt, 1)
 	op2 := vertexOps(t, job, "w")[0].Operator
-	open(t, op2, rt, restoreFor(t, rt, [][]byte{file}))
+	rt2 := withBackend(t, backend, runtimeFor("w", 1, 0, 16))
+	open(t, op2, rt2, restoreFor(t, rt2, [][]byte{file}))
 	out.out = nil
 	if err := op2.Watermark(stream.MaxWatermark, &out); err != nil {
 		t.Fatal(err)
@@ -208,6 +224,12 @@ func sortedValues(rs []rec) []string {
 }
 
 func TestAggregateEmitAtEnd(t *testing.T) {
+	for _, backend := range backendTypes {
+		t.Run(backend, func(t *testing.T) { testAggregateEmitAtEnd(t, backend) })
+	}
+}
+
+func testAggregateEmitAtEnd(t *testing.T, backend string) {
 	job := stream.NewJob("j", 1, 16)
 	src := stream.NumberSequenceSource(job, "n", stream.NumberSequence{From: 1, To: 2})
 	stream.Aggregate(stream.KeyBy(src, func(v int64) string { return fmt.Sprint(v % 3) }), "agg",
@@ -216,7 +238,7 @@ func TestAggregateEmitAtEnd(t *testing.T) {
 			Result: func(k string, acc int64) string { return fmt.Sprintf("%s:%d", k, acc) },
 		}, stream.EmitAtEnd)
 	op := vertexOps(t, job, "agg")[0].Operator
-	open(t, op, runtimeFor("agg", 1, 0, 16), nil)
+	open(t, op, withBackend(t, backend, runtimeFor("agg", 1, 0, 16)), nil)
 	var out sliceCollector
 	for v := range int64(10) {
 		if err := op.Process(v, 0, &out); err != nil {

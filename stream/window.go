@@ -91,13 +91,15 @@ func (o *windowOp[T, K, A, O]) Process(v any, ts int64, _ Collector) error {
 	for i := range *ws {
 		if (*ws)[i].end == end {
 			(*ws)[i].acc = o.agg.Add((*ws)[i].acc, rec)
-			return nil
+			o.state.WriteBack(k, ws)
+			return o.state.Err()
 		}
 	}
 	var zero A
 	*ws = append(*ws, window[A]{end: end, acc: o.agg.Add(zero, rec)})
+	o.state.WriteBack(k, ws)
 	o.minEnd = min(o.minEnd, end)
-	return nil
+	return o.state.Err()
 }
 
 func (o *windowOp[T, K, A, O]) Watermark(wm int64, out Collector) error {
@@ -130,6 +132,9 @@ func (o *windowOp[T, K, A, O]) Watermark(wm int64, out Collector) error {
 		o.state.Delete(k)
 	}
 	o.minEnd = next
+	if err == nil {
+		err = o.state.Err()
+	}
 	return err
 }
 

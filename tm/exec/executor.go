@@ -40,6 +40,8 @@ type Config struct {
 	// DisableTaskMetrics turns the per-record counters of the subtasks off (the benchmark's
 	// baseline); Metrics then reports only what costs nothing per record.
 	DisableTaskMetrics bool
+	// StateBackend selects where keyed state lives (state.backend.type).
+	StateBackend StateBackendConfig
 }
 
 // VertexParallelism is the parallelism of one vertex in an attempt.

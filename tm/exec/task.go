@@ -11,6 +11,7 @@ import (
 
 	"github.com/tidestream/tide/core"
 	"github.com/tidestream/tide/core/jobgraph"
+	"github.com/tidestream/tide/state"
 	"github.com/tidestream/tide/stream"
 	"github.com/tidestream/tide/tm/netplane"
 	"github.com/tidestream/tide/tm/snapshot"
@@ -26,6 +27,7 @@ type task struct {
 	parallelism     int
 	maxP            int
 	kgStart, kgEnd  int
+	backend         state.Backend // keyed state (nil: hashmap)
 	log             *slog.Logger
 	mail            *mailbox
 	finished        atomic.Bool
@@ -260,7 +262,7 @@ func (t *task) runtime(opID string) stream.Runtime {
 		JobID: t.e.cfg.JobID, Vertex: t.vertex.ID, OperatorID: opID, Subtask: t.index, Parallelism: t.parallelism,
 		MaxParallelism: t.maxP, KeyGroupStart: t.kgStart, KeyGroupEnd: t.kgEnd, Attempt: t.a.id, RunID: t.plan.spec.RunID,
 		CheckpointingEnabled: t.plan.spec.CheckpointingEnabled, BufferTimeout: t.e.cfg.Plane.BufferTimeout(),
-		Logger: t.log.With("operator", opID),
+		Logger: t.log.With("operator", opID), KeyedBackend: t.backend,
 	}
 }
 
@@ -276,6 +278,9 @@ func (t *task) openOperators(ctx context.Context, restore stateSource) error {
 		next = &link{op: t.chain[i].Operator, next: next, t: t}
 	}
 	t.head = next
+	if err := t.openBackend(); err != nil {
+		return err
+	}
 	for _, op := range t.chain {
 		if err := op.Operator.Open(ctx, t.runtime(op.ID), restore.operator(op.ID)); err != nil {
 			return fmt.Errorf("opening operator %q: %w", op.Name, err)
@@ -324,6 +329,7 @@ func (t *task) closeOperators() {
 			t.log.Warn("closing operator", "operator", op.Name, "err", err)
 		}
 	}
+	t.closeBackend()
 }
 
 // link feeds one chained operator.

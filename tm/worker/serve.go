@@ -52,10 +52,14 @@ func (w *worker) serve(ctx context.Context, c *connection) (outcome, error) {
 	}
 	defer st.Close()
 
+	backend, err := stateBackendConfig(reg.GetConfig(), log)
+	if err != nil {
+		return outcomeStopped, fmt.Errorf("TaskManager %s: %w", w.cfg.ID, err)
+	}
 	sess := &amSession{stream: c.stream}
 	space := newAttemptSpace(reg.GetRunId())
 	ex := exec.NewExecutor(exec.Config{JobID: reg.GetJobId(), Job: job, TaskManagerID: w.cfg.ID,
-		Storage: st, Plane: w.plane, Reporter: reporter{s: sess, space: space}, Logger: w.log})
+		Storage: st, Plane: w.plane, StateBackend: backend, Reporter: reporter{s: sess, space: space}, Logger: w.log})
 	defer func() {
 		cctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
