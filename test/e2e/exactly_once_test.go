@@ -2,6 +2,9 @@ package e2e
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -14,10 +17,28 @@ import (
 // SIGKILL of a TaskManager in the middle of a checkpoint (it is frozen with SIGSTOP so
 // the checkpoint cannot complete, then killed) and a scale-up again, and compares the
 // committed output with the exact answer: nothing lost, nothing twice.
+//
+// It runs once per keyed state backend (state.backend.type); the pebble run uses Flink's
+// "rocksdb" alias and more keys, and checks that the TaskManagers kept the keyed state in
+// Pebble instances under state.backend.pebble.localdir.
 func TestCheckableCountExactlyOnce(t *testing.T) {
+	for _, c := range []struct {
+		backend string // state.backend.type
+		keys    string
+		pebble  bool
+	}{
+		{backend: "hashmap", keys: "13"},
+		{backend: "rocksdb", keys: "5000", pebble: true},
+	} {
+		t.Run(c.backend, func(t *testing.T) { testCheckableCountExactlyOnce(t, c.backend, c.keys, c.pebble) })
+	}
+}
+
+func testCheckableCountExactlyOnce(t *testing.T, backend, keys string, pebble bool) {
 	out := t.TempDir()
-	args := []string{"--records", "400000", "--keys", "13", "--rate", "20000", "--output", out}
-	dyn := reactive(t.TempDir(), "200 ms")
+	args := []string{"--records", "400000", "--keys", keys, "--rate", "20000", "--output", out}
+	stateDir := t.TempDir()
+	dyn := append(reactive(t.TempDir(), "200 ms"), "state.backend.type="+backend, "state.backend.pebble.localdir="+stateDir)
 	c := startCluster(t, examples.CheckableCountName, args, 2, dyn)
 	id := jobID(t, c)
 	d := waitRunningAt(t, c, id, 2)
@@ -66,4 +87,23 @@ func TestCheckableCountExactlyOnce(t *testing.T) {
 	waitRunningAt(t, c, id, 3)
 
 	waitExact(t, c, 3*time.Minute, out, args)
+	if pebble {
+		logs, err := os.ReadDir(c.LogDir())
+		if err != nil {
+			t.Fatal(err)
+		}
+		var opened, alias int
+		for _, e := range logs {
+			b, err := os.ReadFile(filepath.Join(c.LogDir(), e.Name()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			opened += strings.Count(string(b), "keyed state in pebble")
+			alias += strings.Count(string(b), "rocksdb is an alias")
+		}
+		if opened == 0 || alias == 0 {
+			t.Fatalf("TaskManager logs show %d pebble instances opened and %d alias notices; want both > 0", opened, alias)
+		}
+		t.Logf("%d pebble instances opened over the run", opened)
+	}
 }
