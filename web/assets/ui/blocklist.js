@@ -6,6 +6,12 @@ import * as fmt from './format.js';
 
 let listBox, msgBox, form, tokenRow, nodesList, ctxRef;
 
+// The rows of the blocked nodes by node id, kept from one refresh to the next: a refresh
+// only rewrites the text that changed, so the Remove button a person is pressing (or has
+// focused) is not swapped for a new one under the pointer between mousedown and mouseup.
+const rows = new Map();
+let tbody = null; // of the table in listBox, null while no node is blocked
+
 const units = {ms: 1, s: 1000, sec: 1000, m: 60000, min: 60000, h: 3600000, d: 86400000};
 
 // parseTimeout reads "10m", "1h 30m", "45 s"; "" is permanent (0).
@@ -74,6 +80,30 @@ async function submit(ev) {
   });
 }
 
+const permanent = '9223372036854775807';
+
+function newRow(id) {
+  const cells = Array.from({length: 6}, (_, i) => h('td', {class: i === 0 ? 'strong mono' : i === 5 ? 'mono' : null}));
+  const remove = h('button', {type: 'button', class: 'danger small', dataset: {unblock: id}, text: 'Remove',
+    onclick: () => change('DELETE', 'blocklist/nodes/' + encodeURIComponent(id), undefined, () => message('ok', 'Unblocked ' + id + '.'))});
+  return {tr: h('tr', {dataset: {node: id}}, cells, h('td', {class: 'right'}, remove)), cells};
+}
+
+function fillRow(row, b, ctx) {
+  const end = b.endTimestamp === permanent ? 0 : Number(b.endTimestamp);
+  const texts = [
+    row.tr.dataset.node,
+    b.action === 'MARK_BLOCKED_AND_EVACUATE_TASKS' ? 'blocked, tasks evacuated' : 'blocked',
+    fmt.dateTime(Number(b.startTimestamp)),
+    end ? fmt.dateTime(end) + ' (in ' + fmt.duration(end - ctx.now()) + ')' : 'until removed',
+    b.cause,
+    (b.taskManagers || []).join(', ') || '—',
+  ];
+  texts.forEach((text, i) => {
+    if (row.cells[i].textContent !== text) row.cells[i].textContent = text;
+  });
+}
+
 function field(label, input, hint) {
   return h('label', {class: 'field'}, h('span', {class: 'field-label', text: label}), input, hint ? h('span', {class: 'field-hint', text: hint}) : null);
 }
@@ -83,6 +113,8 @@ export default {
   title: 'Blocklist',
   mount(root, ctx) {
     ctxRef = ctx;
+    rows.clear();
+    tbody = null;
     listBox = h('div');
     msgBox = h('div');
     nodesList = h('datalist', {id: 'known-nodes'});
@@ -104,25 +136,36 @@ export default {
   },
   async refresh(ctx) {
     const [blocked, {taskmanagers: tms}] = await Promise.all([get('blocklist'), get('taskmanagers')]);
-    replace(nodesList, [...new Set(tms.map(t => t.node))].sort().map(n => h('option', {value: n})));
+    const known = [...new Set(tms.map(t => t.node))].sort();
+    if (known.join('\n') !== [...nodesList.options].map(o => o.value).join('\n')) {
+      replace(nodesList, known.map(n => h('option', {value: n}))); // only when changed: it closes an open suggestion list
+    }
     const ids = Object.keys(blocked).sort();
     if (!ids.length) {
+      rows.clear();
+      tbody = null;
       replace(listBox, empty('No node is blocked.'));
       return;
     }
-    const permanent = '9223372036854775807';
-    replace(listBox, table(['Node', 'Action', 'Since', 'Until', 'Cause', 'TaskManagers', ''], ids.map(id => {
-      const b = blocked[id];
-      const end = b.endTimestamp === permanent ? 0 : Number(b.endTimestamp);
-      return h('tr', {dataset: {node: id}},
-        h('td', {class: 'strong mono', text: id}),
-        h('td', {text: b.action === 'MARK_BLOCKED_AND_EVACUATE_TASKS' ? 'blocked, tasks evacuated' : 'blocked'}),
-        h('td', {text: fmt.dateTime(Number(b.startTimestamp))}),
-        h('td', {text: end ? fmt.dateTime(end) + ' (in ' + fmt.duration(end - ctx.now()) + ')' : 'until removed'}),
-        h('td', {text: b.cause}),
-        h('td', {class: 'mono', text: (b.taskManagers || []).join(', ') || '—'}),
-        h('td', {class: 'right'}, h('button', {type: 'button', class: 'danger small', dataset: {unblock: id}, text: 'Remove',
-          onclick: () => change('DELETE', 'blocklist/nodes/' + encodeURIComponent(id), undefined, () => message('ok', 'Unblocked ' + id + '.'))})));
-    }), {class: 'blocklist'}));
+    if (!tbody) {
+      const t = table(['Node', 'Action', 'Since', 'Until', 'Cause', 'TaskManagers', ''], [], {class: 'blocklist'});
+      tbody = t.tBodies[0];
+      replace(listBox, t);
+    }
+    for (const [id, row] of rows) {
+      if (!Object.hasOwn(blocked, id)) {
+        row.tr.remove();
+        rows.delete(id);
+      }
+    }
+    ids.forEach((id, i) => {
+      let row = rows.get(id);
+      if (!row) {
+        row = newRow(id);
+        rows.set(id, row);
+      }
+      fillRow(row, blocked[id], ctx);
+      if (tbody.children[i] !== row.tr) tbody.insertBefore(row.tr, tbody.children[i] || null);
+    });
   },
 };
