@@ -602,6 +602,48 @@ var (
 		Key: "kubernetes.node-name-label", Default: "kubernetes.io/hostname",
 		Description: "Node label matched by the NotIn node affinity that keeps new TaskManager pods off blocked nodes.",
 	}, stringType{check: checkNonEmpty, want: "a node label key"})
+
+	// KubernetesClusterID names the tide cluster on Kubernetes: pod names and labels derive from it.
+	KubernetesClusterID = declare[string](Spec{
+		Key:         "kubernetes.cluster-id",
+		Description: "Name of the cluster on Kubernetes: TaskManager pods are named <cluster-id>-taskmanager-<attempt>-<n> and labelled app=<cluster-id>; at most 45 characters. Unset: tide-<job name>.",
+	}, stringType{})
+
+	// KubernetesContainerImage is the image of AM and TaskManager pods.
+	KubernetesContainerImage = declare[string](Spec{
+		Key: "kubernetes.container.image", Default: "tide:latest",
+		Description: "Container image of the AM and TaskManager pods; it holds the tide binary at kubernetes.tide.binary.",
+	}, stringType{check: checkNonEmpty, want: "an image reference"})
+
+	// KubernetesContainerImagePullPolicy is the pull policy of that image.
+	KubernetesContainerImagePullPolicy = declare[string](Spec{
+		Key: "kubernetes.container.image.pull-policy", Default: "IfNotPresent",
+		Description: "Pull policy of kubernetes.container.image.",
+	}, enumType{values: []string{"IfNotPresent", "Always", "Never"}})
+
+	// KubernetesServiceAccount is the service account of the AM and TaskManager pods.
+	KubernetesServiceAccount = declare[string](Spec{
+		Key: "kubernetes.service-account", Default: "default",
+		Description: "Service account of the AM and TaskManager pods; the AM's needs to create, list, watch and delete pods and list nodes.",
+	}, stringType{check: checkNonEmpty, want: "a service account name"})
+
+	// KubernetesTaskManagerCPU is the CPU request and limit of a TaskManager pod.
+	KubernetesTaskManagerCPU = declare[float64](Spec{
+		Key: "kubernetes.taskmanager.cpu", Default: "-1", Unit: "cores",
+		Description: "CPU of each TaskManager pod (request and limit); -1 uses taskmanager.numberOfTaskSlots.",
+	}, floatType{-1, math.Inf(1)})
+
+	// KubernetesTideBinary is the tide binary's path inside the image.
+	KubernetesTideBinary = declare[string](Spec{
+		Key: "kubernetes.tide.binary", Default: "/opt/tide/bin/tide",
+		Description: "Path of the tide binary inside kubernetes.container.image; TaskManager pods run it as their command.",
+	}, stringType{check: checkNonEmpty, want: "a path"})
+
+	// KubernetesConfDir is where pods mount the cluster's ConfigMap holding flink-conf.yaml.
+	KubernetesConfDir = declare[string](Spec{
+		Key: "kubernetes.flink.conf.dir", Default: "/opt/tide/conf",
+		Description: "Directory in the AM and TaskManager pods where the ConfigMap holding flink-conf.yaml is mounted.",
+	}, stringType{check: checkNonEmpty, want: "a path"})
 )
 
 // ---- Metrics and logging -----------------------------------------------------------------------

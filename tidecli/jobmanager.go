@@ -102,6 +102,11 @@ func runJobManager(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	if driver == nil {
+		if driver, err = kubeDriver(ctx, cfg, &opts, jobID, name, rpcLn.Addr()); err != nil {
+			return err
+		}
+	}
 	if err := opts.Validate(); err != nil {
 		return fmt.Errorf("scheduler options: %w", err)
 	}
