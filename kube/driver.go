@@ -76,6 +76,7 @@ type Driver struct {
 	stop      chan struct{}
 	done      sync.WaitGroup
 	events    chan func(drivers.EventHandler)
+	factory   informers.SharedInformerFactory
 }
 
 var (
@@ -156,6 +157,9 @@ func (d *Driver) Start(ctx context.Context, handler drivers.EventHandler, blocke
 	d.pods = podInf.Lister().Pods(d.cfg.Namespace)
 	d.mu.Unlock()
 	factory.Start(d.stop)
+	d.mu.Lock()
+	d.factory = factory
+	d.mu.Unlock()
 	d.done.Add(2)
 	go d.deliver()
 	go d.resync()
@@ -511,9 +515,19 @@ func (d *Driver) Deregister(ctx context.Context, status drivers.FinalStatus, dia
 	}
 	d.log.Info("application finished: deleting its TaskManager pods", "status", status, "diagnostics", diagnostics)
 	sel := labels.SelectorFromSet(Selector(d.cfg.Pod.ClusterID)).String()
-	if err := d.cfg.Client.CoreV1().Pods(d.cfg.Namespace).DeleteCollection(ctx, metav1.DeleteOptions{},
-		metav1.ListOptions{LabelSelector: sel}); err != nil {
-		return fmt.Errorf("deregister %s: deleting TaskManager pods (%s): %w", status, sel, err)
+	pods := d.cfg.Client.CoreV1().Pods(d.cfg.Namespace)
+	l, err := pods.List(ctx, metav1.ListOptions{LabelSelector: sel})
+	if err != nil {
+		return fmt.Errorf("deregister %s: listing TaskManager pods (%s): %w", status, sel, err)
+	}
+	var errs []error
+	for _, p := range l.Items {
+		if err := pods.Delete(ctx, p.Name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+			errs = append(errs, fmt.Errorf("deleting TaskManager pod %s: %w", p.Name, err))
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("deregister %s: %w", status, err)
 	}
 	return nil
 }
@@ -526,11 +540,14 @@ func (d *Driver) Close(context.Context) error {
 		return nil
 	}
 	d.closed = true
-	started := d.started
+	started, factory := d.started, d.factory
 	d.mu.Unlock()
 	close(d.stop)
 	if started {
 		d.done.Wait()
+	}
+	if factory != nil {
+		factory.Shutdown()
 	}
 	return nil
 }

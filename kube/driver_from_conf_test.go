@@ -15,7 +15,8 @@ import (
 
 func loadConf(t *testing.T, dynamic ...string) *conf.Config {
 	t.Helper()
-	cfg, _, err := conf.Load(t.TempDir(), dynamic)
+	t.Setenv(conf.EnvConfDir, "")
+	cfg, _, err := conf.Load("", dynamic)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"reflect"
+	"sort"
 	"strings"
 	"sync"
 	"syscall"
@@ -410,6 +411,7 @@ func TestAdoptionAfterAMRestart(t *testing.T) {
 	for _, p := range l.Items {
 		left = append(left, p.Name)
 	}
+	sort.Strings(left)
 	if fmt.Sprint(left) != "[other-taskmanager-9-1 wordcount-taskmanager-1-1 wordcount-taskmanager-2-4]" {
 		t.Fatalf("pods left after recovery: %v", left)
 	}
@@ -455,5 +457,38 @@ func TestUnschedulableReasonLogged(t *testing.T) {
 	}
 	if st := d.Status(); len(st) != 1 || st[0].Unschedulable != msg {
 		t.Fatalf("Status() = %+v, want the reason", st)
+	}
+}
+
+// TestDeregisterDeletesPods: the application is over, its TaskManager pods go; other
+// clusters' pods stay.
+func TestDeregisterDeletesPods(t *testing.T) {
+	ctx := ctxT(t)
+	other := testPodSpec()
+	other.ClusterID = "other"
+	op, err := other.Build("other-taskmanager-1-1", 1, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	op.Namespace = testNS
+	cs := fake.NewClientset(op)
+	d := newTestDriver(t, cs, nil)
+	if _, err := d.Start(ctx, drivertest.NewRecorder(), nil); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		if _, err := d.RequestWorker(ctx, drivers.WorkerSpec{Slots: 1}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := d.Deregister(ctx, drivers.StatusSucceeded, "done"); err != nil {
+		t.Fatal(err)
+	}
+	l, err := cs.CoreV1().Pods(testNS).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(l.Items) != 1 || l.Items[0].Name != "other-taskmanager-1-1" {
+		t.Fatalf("pods after Deregister: %v", l.Items)
 	}
 }
