@@ -1,0 +1,145 @@
+package stream
+
+import (
+	"encoding/binary"
+	"fmt"
+	"time"
+
+	"github.com/tidestream/tide/core/jobgraph"
+	"github.com/tidestream/tide/state"
+)
+
+// TTLUpdate says which accesses renew an entry's time to live (Flink's StateTtlConfig.UpdateType).
+type TTLUpdate uint8
+
+const (
+	// TTLOnCreateAndWrite: the entry expires TTL after it was last written.
+	TTLOnCreateAndWrite TTLUpdate = iota
+	// TTLOnReadAndWrite: the entry expires TTL after it was last read or written.
+	TTLOnReadAndWrite
+)
+
+// TTLConfig is state time to live (processing time). Expired entries are never returned
+// and are deleted when met.
+type TTLConfig struct {
+	TTL    time.Duration // 0: entries never expire
+	Update TTLUpdate
+	// Now is the clock (default time.Now), for tests.
+	Now func() time.Time
+}
+
+// ValueState is one value of type V per key, kept in the subtask's keyed state backend
+// (heap or pebble), for user operators. Create it in Open with NewValueState, restore it
+// with Restore and write it in Snapshot.
+type ValueState[K Key, V any] struct {
+	rt    Runtime
+	be    state.Backend
+	own   bool
+	name  string
+	bname string
+	codec Codec[V]
+	ttl   TTLConfig
+	kbuf  []byte
+	vbuf  []byte
+}
+
+// NewValueState opens value state name (unique within the operator) on rt's backend (a
+// private heap backend when rt has none).
+func NewValueState[K Key, V any](rt Runtime, name string, codec Codec[V], ttl TTLConfig) *ValueState[K, V] {
+	if codec == nil {
+		codec = CodecFor[V]()
+	}
+	if ttl.Now == nil {
+		ttl.Now = time.Now
+	}
+	s := &ValueState[K, V]{rt: rt, be: rt.KeyedBackend, name: name, bname: BackendStateName(rt.OperatorID, name), codec: codec, ttl: ttl}
+	if s.be == nil {
+		s.be, s.own = state.NewHeap(), true
+	}
+	return s
+}
+
+func (s *ValueState[K, V]) kg(k K) int { return jobgraph.KeyGroupFor(HashKey(k), s.rt.MaxParallelism) }
+
+// Value returns the key's value and whether it has one (not expired).
+func (s *ValueState[K, V]) Value(k K) (V, bool, error) {
+	var zero V
+	s.kbuf = appendKey(s.kbuf[:0], k)
+	kg := s.kg(k)
+	b, ok, err := s.be.Get(kg, s.bname, s.kbuf)
+	if err != nil || !ok {
+		return zero, false, err
+	}
+	payload, live := s.unwrap(b)
+	if !live {
+		return zero, false, s.be.Delete(kg, s.bname, s.kbuf)
+	}
+	v, err := s.codec.Decode(payload)
+	if err != nil {
+		return zero, false, fmt.Errorf("value state %q, key %v: %w", s.name, k, err)
+	}
+	if s.ttl.TTL > 0 && s.ttl.Update == TTLOnReadAndWrite {
+		return v, true, s.Update(k, v)
+	}
+	return v, true, nil
+}
+
+// Update sets the key's value (and renews its time to live).
+func (s *ValueState[K, V]) Update(k K, v V) error {
+	s.kbuf = appendKey(s.kbuf[:0], k)
+	s.vbuf = s.vbuf[:0]
+	if s.ttl.TTL > 0 {
+		s.vbuf = binary.BigEndian.AppendUint64(s.vbuf, uint64(s.ttl.Now().UnixMilli()))
+	}
+	s.vbuf = s.codec.Append(s.vbuf, v)
+	return s.be.Put(s.kg(k), s.bname, s.kbuf, s.vbuf)
+}
+
+// Clear removes the key's value.
+func (s *ValueState[K, V]) Clear(k K) error {
+	s.kbuf = appendKey(s.kbuf[:0], k)
+	return s.be.Delete(s.kg(k), s.bname, s.kbuf)
+}
+
+// unwrap strips the TTL timestamp and says whether the entry is live.
+func (s *ValueState[K, V]) unwrap(b []byte) ([]byte, bool) {
+	if s.ttl.TTL <= 0 {
+		return b, true
+	}
+	if len(b) < 8 {
+		return nil, false
+	}
+	ts := time.UnixMilli(int64(binary.BigEndian.Uint64(b)))
+	return b[8:], s.ttl.Now().Sub(ts) < s.ttl.TTL
+}
+
+// Snapshot writes the live entries of the subtask's key groups (with their timestamps).
+func (s *ValueState[K, V]) Snapshot(w StateWriter) error {
+	return s.be.Iterate(s.bname, s.rt.KeyGroupStart, s.rt.KeyGroupEnd, func(kg int, key, value []byte) error {
+		if _, live := s.unwrap(value); live {
+			w.Keyed(s.name, kg, key, value)
+		}
+		return nil
+	})
+}
+
+// Restore loads the entries of the subtask's key groups (r nil: fresh start).
+func (s *ValueState[K, V]) Restore(r StateReader) error {
+	if r == nil {
+		return nil
+	}
+	return r.Keyed(s.name, func(kg int, key, value []byte) error {
+		if _, live := s.unwrap(value); !live {
+			return nil
+		}
+		return s.be.Put(kg, s.bname, key, value)
+	})
+}
+
+// Close releases a private backend.
+func (s *ValueState[K, V]) Close() error {
+	if s.own {
+		return s.be.Close()
+	}
+	return nil
+}
