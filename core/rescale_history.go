@@ -96,6 +96,15 @@ func (h *rescaleHistory) begin(now time.Time, trigger RescaleTrigger, cause stri
 	h.current = r
 }
 
+// retrigger changes the trigger and cause of the rescale in progress (a failure that
+// turned out to be a lost TaskManager).
+func (h *rescaleHistory) retrigger(trigger RescaleTrigger, cause string) {
+	if h.current == nil {
+		return
+	}
+	h.current.Trigger, h.current.Cause = trigger, cause
+}
+
 // entered notes a state transition of the rescale in progress.
 func (h *rescaleHistory) entered(now time.Time, state StateName) {
 	if h.current == nil {
