@@ -266,11 +266,14 @@ func dumpContainerLogs(t *testing.T, env *hadooptest.Env, app string) {
 }
 
 // containerLogs lists the log files of app's containers under the NodeManagers' log
-// dirs (MiniYARNCluster keeps them under <base>/target/…/<app>/<container>/).
+// dirs (MiniYARNCluster keeps them under <base>/target/…/*-logDir-*/<app>/<container>/).
+// The local dirs beside them (localized binary, launch scripts, container tokens holding
+// the internal secret) are left out: nothing there belongs in a test's output.
 func containerLogs(env *hadooptest.Env, app string) []string {
 	var out []string
 	_ = filepath.WalkDir(filepath.Join(filepath.Dir(env.Path), "target"), func(p string, d os.DirEntry, err error) error {
-		if err == nil && !d.IsDir() && filepath.Base(filepath.Dir(filepath.Dir(p))) == app {
+		if err == nil && !d.IsDir() && filepath.Base(filepath.Dir(filepath.Dir(p))) == app &&
+			strings.Contains(filepath.Base(filepath.Dir(filepath.Dir(filepath.Dir(p)))), "-logDir-") {
 			out = append(out, p)
 		}
 		return nil
