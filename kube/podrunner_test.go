@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -33,13 +34,13 @@ type podRunner struct {
 	cs    *fake.Clientset
 	ns    string
 	mu    sync.Mutex
-	procs map[string]*exec.Cmd
+	procs map[string]*proc
 	nodes map[string]map[string]string
 	wg    sync.WaitGroup
 }
 
 func newPodRunner(t *testing.T, cs *fake.Clientset, ns string, nodes ...string) *podRunner {
-	r := &podRunner{t: t, cs: cs, ns: ns, procs: map[string]*exec.Cmd{}, nodes: map[string]map[string]string{}}
+	r := &podRunner{t: t, cs: cs, ns: ns, procs: map[string]*proc{}, nodes: map[string]map[string]string{}}
 	for _, n := range nodes {
 		lbl := map[string]string{"kubernetes.io/hostname": n}
 		r.nodes[n] = lbl
@@ -76,32 +77,36 @@ func newPodRunner(t *testing.T, cs *fake.Clientset, ns string, nodes ...string) 
 	return r
 }
 
+// proc is a pod's process; done closes once it was waited for.
+type proc struct {
+	cmd  *exec.Cmd
+	done chan struct{}
+}
+
 // stop ends the process of pod name: SIGTERM, SIGKILL after 5 s.
 func (r *podRunner) stop(name string) {
 	r.mu.Lock()
-	cmd := r.procs[name]
+	p := r.procs[name]
 	delete(r.procs, name)
 	r.mu.Unlock()
-	if cmd == nil {
+	if p == nil {
 		return
 	}
-	_ = cmd.Process.Signal(syscall.SIGTERM)
-	t := time.AfterFunc(5*time.Second, func() { _ = cmd.Process.Kill() })
+	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	t := time.AfterFunc(5*time.Second, func() { _ = p.cmd.Process.Kill() })
 	defer t.Stop()
-	for cmd.ProcessState == nil {
-		time.Sleep(10 * time.Millisecond)
-	}
+	<-p.done
 }
 
 // signal sends sig to pod name's process (a TaskManager crashing or being OOM-killed).
 func (r *podRunner) signal(name string, sig syscall.Signal) error {
 	r.mu.Lock()
-	cmd := r.procs[name]
+	p := r.procs[name]
 	r.mu.Unlock()
-	if cmd == nil {
+	if p == nil {
 		return fmt.Errorf("pod %s runs no process", name)
 	}
-	return cmd.Process.Signal(sig)
+	return p.cmd.Process.Signal(sig)
 }
 
 // allows reports whether pod p's node affinity lets it run on node (NotIn terms only,
@@ -218,17 +223,24 @@ func (r *podRunner) run(ctx context.Context, name, node string) (string, string,
 	if err := cmd.Start(); err != nil {
 		return "", "", fmt.Errorf("pod %s: starting %v: %w", name, argv, err)
 	}
+	pr := &proc{cmd: cmd, done: make(chan struct{})}
 	r.mu.Lock()
-	r.procs[name] = cmd
+	r.procs[name] = pr
 	r.mu.Unlock()
 	if err := r.setStatus(ctx, name, func(st *corev1.PodStatus) {
 		st.Phase, st.PodIP = corev1.PodRunning, "127.0.0.1"
 		st.ContainerStatuses = []corev1.ContainerStatus{{Name: c.Name, Ready: true, State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}}}
 	}); err != nil {
+		_ = cmd.Process.Kill()
+		_, _ = io.Copy(io.Discard, out)
+		_ = cmd.Wait()
+		close(pr.done)
 		return "", "", err
 	}
 	line, err := bufio.NewReader(out).ReadString('\n')
 	if err != nil {
+		_ = cmd.Wait()
+		close(pr.done)
 		return "", "", fmt.Errorf("pod %s: its process said nothing: %w", name, err)
 	}
 	f := strings.Fields(line)
@@ -239,8 +251,9 @@ func (r *podRunner) run(ctx context.Context, name, node string) (string, string,
 	go func() {
 		defer r.wg.Done()
 		_ = cmd.Wait()
+		close(pr.done)
 		r.mu.Lock()
-		stopped := r.procs[name] != cmd // deleted: the pod is gone or going
+		stopped := r.procs[name] != pr // deleted: the pod is gone or going
 		delete(r.procs, name)
 		r.mu.Unlock()
 		if stopped {
