@@ -1,0 +1,395 @@
+package localstate
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/url"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+)
+
+// Key names one entry: files of checkpoint Checkpoint for key groups
+// KeyGroupStart..KeyGroupEnd (inclusive) of a vertex of a job.
+type Key struct {
+	Job           string
+	Vertex        string
+	KeyGroupStart int
+	KeyGroupEnd   int
+	Checkpoint    int64
+}
+
+func (k Key) String() string {
+	return fmt.Sprintf("job %s vertex %s key groups %d-%d checkpoint %d", k.Job, k.Vertex, k.KeyGroupStart, k.KeyGroupEnd, k.Checkpoint)
+}
+
+func (k Key) validate() error {
+	if k.Job == "" || k.Vertex == "" {
+		return fmt.Errorf("local state: %v: job and vertex must be set", k)
+	}
+	if k.KeyGroupStart < 0 || k.KeyGroupStart > k.KeyGroupEnd+1 || k.Checkpoint <= 0 {
+		return fmt.Errorf("local state: %v: bad key-group range or checkpoint id", k)
+	}
+	return nil
+}
+
+// File is one file of an entry: the handle name the checkpoint's _metadata gives it and
+// its size. Path is where it is on local disk (in an Entry: inside the store).
+type File struct {
+	Handle string `json:"handle"`
+	Size   int64  `json:"size"`
+	Path   string `json:"-"`
+	local  string // name inside the entry directory
+}
+
+// Entry is a committed entry.
+type Entry struct {
+	Key   Key
+	Dir   string
+	Files []File
+}
+
+// Store is the local state directory of one TaskManager. It is safe for concurrent use.
+type Store struct {
+	root string
+	log  *slog.Logger
+
+	mu      sync.Mutex
+	entries map[Key]*Entry
+}
+
+const (
+	stagingDir = ".staging"
+	indexName  = "index.json"
+)
+
+type index struct {
+	Key   Key         `json:"key"`
+	Files []indexFile `json:"files"`
+}
+
+type indexFile struct {
+	Handle string `json:"handle"`
+	Size   int64  `json:"size"`
+	Local  string `json:"local"`
+}
+
+// Open opens (creating it) the store rooted at dir, loads the committed entries and
+// removes what a crashed writer left in staging.
+func Open(dir string, log *slog.Logger) (*Store, error) {
+	if log == nil {
+		log = slog.Default()
+	}
+	if dir == "" {
+		return nil, errors.New("local state: no directory")
+	}
+	if err := os.RemoveAll(filepath.Join(dir, stagingDir)); err != nil {
+		return nil, fmt.Errorf("local state %s: removing staging leftovers: %w", dir, err)
+	}
+	if err := os.MkdirAll(filepath.Join(dir, stagingDir), 0o700); err != nil {
+		return nil, fmt.Errorf("local state %s: %w", dir, err)
+	}
+	s := &Store{root: dir, log: log, entries: map[Key]*Entry{}}
+	idx, _ := filepath.Glob(filepath.Join(dir, "*", "*", "*", "*", indexName))
+	for _, p := range idx {
+		data, err := os.ReadFile(p)
+		var ix index
+		if err == nil {
+			err = json.Unmarshal(data, &ix)
+		}
+		if err != nil || ix.Key.validate() != nil || filepath.Dir(p) != s.entryDir(ix.Key) {
+			log.Warn("local state: dropping an unreadable entry", "dir", filepath.Dir(p), "err", err)
+			_ = os.RemoveAll(filepath.Dir(p))
+			continue
+		}
+		s.entries[ix.Key] = ix.entry(filepath.Dir(p))
+	}
+	return s, nil
+}
+
+// Dir is the store's root.
+func (s *Store) Dir() string { return s.root }
+
+func (ix index) entry(dir string) *Entry {
+	e := &Entry{Key: ix.Key, Dir: dir}
+	for _, f := range ix.Files {
+		e.Files = append(e.Files, File{Handle: f.Handle, Size: f.Size, Path: filepath.Join(dir, f.Local), local: f.Local})
+	}
+	return e
+}
+
+func (s *Store) jobDir(job string) string { return filepath.Join(s.root, url.PathEscape(job)) }
+
+func (s *Store) entryDir(k Key) string {
+	return filepath.Join(s.jobDir(k.Job), url.PathEscape(k.Vertex),
+		fmt.Sprintf("%d-%d", k.KeyGroupStart, k.KeyGroupEnd), "chk-"+strconv.FormatInt(k.Checkpoint, 10))
+}
+
+// Staging is an entry being written; nothing of it is visible before Commit.
+type Staging struct {
+	s     *Store
+	key   Key
+	dir   string
+	files []indexFile
+	names map[string]bool
+	done  bool
+}
+
+// Stage starts an entry for k.
+func (s *Store) Stage(k Key) (*Staging, error) {
+	if err := k.validate(); err != nil {
+		return nil, err
+	}
+	dir, err := os.MkdirTemp(filepath.Join(s.root, stagingDir), "entry-")
+	if err != nil {
+		return nil, fmt.Errorf("local state %v: %w", k, err)
+	}
+	return &Staging{s: s, key: k, dir: dir, names: map[string]bool{}}, nil
+}
+
+func (st *Staging) add(handle string) (string, error) {
+	if st.done {
+		return "", fmt.Errorf("local state %v: entry already committed or aborted", st.key)
+	}
+	if handle == "" || st.names[handle] {
+		return "", fmt.Errorf("local state %v: handle %q is empty or added twice", st.key, handle)
+	}
+	st.names[handle] = true
+	return fmt.Sprintf("f%05d-%s", len(st.files), sanitize(handle)), nil
+}
+
+func sanitize(handle string) string {
+	b := filepath.Base(handle)
+	b = strings.Map(func(r rune) rune {
+		if r == '/' || r == '\\' || r == 0 {
+			return '_'
+		}
+		return r
+	}, b)
+	if len(b) > 100 {
+		b = b[len(b)-100:]
+	}
+	return b
+}
+
+// Create returns a writer for the bytes of handle; its size is what was written when
+// the writer is closed.
+func (st *Staging) Create(handle string) (io.WriteCloser, error) {
+	local, err := st.add(handle)
+	if err != nil {
+		return nil, err
+	}
+	f, err := os.OpenFile(filepath.Join(st.dir, local), os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("local state %v: %w", st.key, err)
+	}
+	return &stagedFile{f: f, st: st, handle: handle, local: local}, nil
+}
+
+type stagedFile struct {
+	f      *os.File
+	st     *Staging
+	handle string
+	local  string
+	n      int64
+}
+
+func (w *stagedFile) Write(p []byte) (int, error) {
+	n, err := w.f.Write(p)
+	w.n += int64(n)
+	return n, err
+}
+
+func (w *stagedFile) Close() error {
+	if err := w.f.Close(); err != nil {
+		return fmt.Errorf("local state %v: %s: %w", w.st.key, w.handle, err)
+	}
+	w.st.files = append(w.st.files, indexFile{Handle: w.handle, Size: w.n, Local: w.local})
+	return nil
+}
+
+// Link adds the local file at path as handle: hard-linked into the entry (copied where
+// the file system refuses the link). The source must not change afterwards.
+func (st *Staging) Link(handle, path string) error {
+	local, err := st.add(handle)
+	if err != nil {
+		return err
+	}
+	dst := filepath.Join(st.dir, local)
+	fi, err := os.Stat(path)
+	if err != nil {
+		return fmt.Errorf("local state %v: %s: %w", st.key, handle, err)
+	}
+	if err := os.Link(path, dst); err != nil {
+		if err := copyFile(path, dst); err != nil {
+			return fmt.Errorf("local state %v: %s: %w", st.key, handle, err)
+		}
+	}
+	st.files = append(st.files, indexFile{Handle: handle, Size: fi.Size(), Local: local})
+	return nil
+}
+
+func copyFile(src, dst string) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.OpenFile(dst, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		_ = out.Close()
+		return err
+	}
+	return out.Close()
+}
+
+// Commit publishes the entry (replacing one with the same key).
+func (st *Staging) Commit() error {
+	if st.done {
+		return fmt.Errorf("local state %v: entry already committed or aborted", st.key)
+	}
+	st.done = true
+	ix := index{Key: st.key, Files: st.files}
+	data, err := json.Marshal(ix)
+	if err == nil {
+		err = os.WriteFile(filepath.Join(st.dir, indexName), data, 0o600)
+	}
+	if err != nil {
+		_ = os.RemoveAll(st.dir)
+		return fmt.Errorf("local state %v: writing the index: %w", st.key, err)
+	}
+	s := st.s
+	dst := s.entryDir(st.key)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := os.MkdirAll(filepath.Dir(dst), 0o700); err != nil {
+		_ = os.RemoveAll(st.dir)
+		return fmt.Errorf("local state %v: %w", st.key, err)
+	}
+	if _, ok := s.entries[st.key]; ok {
+		delete(s.entries, st.key)
+		if err := os.RemoveAll(dst); err != nil {
+			_ = os.RemoveAll(st.dir)
+			return fmt.Errorf("local state %v: replacing the entry: %w", st.key, err)
+		}
+	}
+	if err := os.Rename(st.dir, dst); err != nil {
+		_ = os.RemoveAll(st.dir)
+		return fmt.Errorf("local state %v: %w", st.key, err)
+	}
+	s.entries[st.key] = ix.entry(dst)
+	return nil
+}
+
+// Abort drops the staged entry (a no-op after Commit).
+func (st *Staging) Abort() {
+	if st.done {
+		return
+	}
+	st.done = true
+	_ = os.RemoveAll(st.dir)
+}
+
+// Put adds an entry of files already on local disk (File.Path), hard-linked or copied.
+func (s *Store) Put(k Key, files []File) error {
+	st, err := s.Stage(k)
+	if err != nil {
+		return err
+	}
+	for _, f := range files {
+		if err := st.Link(f.Handle, f.Path); err != nil {
+			st.Abort()
+			return err
+		}
+	}
+	return st.Commit()
+}
+
+// Find returns the local path of handle with exactly size bytes, from any committed
+// entry of (job, vertex).
+func (s *Store) Find(job, vertex, handle string, size int64) (string, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var best *Entry
+	var path string
+	for k, e := range s.entries {
+		if k.Job != job || k.Vertex != vertex {
+			continue
+		}
+		for _, f := range e.Files {
+			if f.Handle == handle && f.Size == size && (best == nil || k.Checkpoint > best.Key.Checkpoint) {
+				best, path = e, f.Path
+			}
+		}
+	}
+	return path, best != nil
+}
+
+// Lookup returns the entries of checkpoint n of (job, vertex) whose key-group range
+// overlaps from..to, by key-group start.
+func (s *Store) Lookup(job, vertex string, n int64, from, to int) []Entry {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []Entry
+	for k, e := range s.entries {
+		if k.Job == job && k.Vertex == vertex && k.Checkpoint == n && k.KeyGroupStart <= to && k.KeyGroupEnd >= from {
+			c := *e
+			c.Files = slices.Clone(e.Files)
+			out = append(out, c)
+		}
+	}
+	slices.SortFunc(out, func(a, b Entry) int { return a.Key.KeyGroupStart - b.Key.KeyGroupStart })
+	return out
+}
+
+// Confirm records that checkpoint n of job completed: entries of older checkpoints go.
+func (s *Store) Confirm(job string, n int64) {
+	s.drop(func(k Key) bool { return k.Job == job && k.Checkpoint < n })
+}
+
+// DropJob deletes every entry of job.
+func (s *Store) DropJob(job string) {
+	s.drop(func(k Key) bool { return k.Job == job })
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_ = os.RemoveAll(s.jobDir(job))
+}
+
+func (s *Store) drop(match func(Key) bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for k, e := range s.entries {
+		if !match(k) {
+			continue
+		}
+		delete(s.entries, k)
+		if err := os.RemoveAll(e.Dir); err != nil {
+			s.log.Warn("local state: removing an old entry", "entry", k.String(), "err", err)
+		}
+		// Empty parents (range, vertex) go too; errors mean they are not empty.
+		_ = os.Remove(filepath.Dir(e.Dir))
+		_ = os.Remove(filepath.Dir(filepath.Dir(e.Dir)))
+	}
+}
+
+// Size is the number of bytes of the committed entries (hard links counted once per entry).
+func (s *Store) Size() int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var n int64
+	for _, e := range s.entries {
+		for _, f := range e.Files {
+			n += f.Size
+		}
+	}
+	return n
+}
