@@ -8,16 +8,14 @@
 package hadooptest
 
 import (
-	"bufio"
 	"context"
-	"errors"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/tidestream/tide/internal/testkit"
 )
 
 // Env is a running mini-cluster as described by its env file.
@@ -42,18 +40,22 @@ const RequireEnvVar = "TIDE_REQUIRE_HADOOP"
 // EnvFileVar names the env file; default <repo>/.cache/hadoop/env.
 const EnvFileVar = "TIDE_HADOOP_ENV"
 
+// envFile is where test/hadoop/up.sh says what it started.
+var envFile = testkit.EnvFile{Service: "HDFS mini-cluster", PathVar: EnvFileVar, Default: ".cache/hadoop/env",
+	RequireVar: RequireEnvVar, Start: "make hadoop-up"}
+
 // Require returns the running cluster, or skips t (fails it with TIDE_REQUIRE_HADOOP=1).
 func Require(t testing.TB) *Env {
 	t.Helper()
 	e, err := Load()
 	if err != nil {
-		missing(t, err)
+		envFile.Missing(t, err)
 	}
 	// A launcher killed without its shutdown hook leaves a stale env file behind.
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	if err := e.Command(ctx, "ping"); err != nil {
-		missing(t, fmt.Errorf("env file %s is stale: %w", e.Path, err))
+		envFile.Missing(t, fmt.Errorf("env file %s is stale: %w", e.Path, err))
 	}
 	return e
 }
@@ -63,102 +65,50 @@ func RequireYARN(t testing.TB) *Env {
 	t.Helper()
 	e := Require(t)
 	if e.YARNResourceManager == "" {
-		missing(t, fmt.Errorf("the mini-cluster in %s runs without YARN (start it with test/hadoop/up.sh --yarn)", e.Path))
+		envFile.Missing(t, fmt.Errorf("the mini-cluster in %s runs without YARN (start it with test/hadoop/up.sh --yarn)", e.Path))
 	}
 	return e
 }
 
-func missing(t testing.TB, err error) {
-	t.Helper()
-	msg := fmt.Sprintf("HDFS mini-cluster not running: run `make hadoop-up` (%v)", err)
-	if os.Getenv(RequireEnvVar) == "1" {
-		t.Fatalf("%s; %s=1 requires it", msg, RequireEnvVar)
-	}
-	t.Skip(msg)
-}
-
-// Load reads the env file without a test; see Require.
+// Load reads the env file ($TIDE_HADOOP_ENV, default <repo>/.cache/hadoop/env) without a
+// test; see Require.
 func Load() (*Env, error) {
-	p, err := EnvPath()
+	vars, path, err := envFile.Load()
 	if err != nil {
 		return nil, err
 	}
-	f, err := os.Open(p)
+	e, err := fromVars(vars)
 	if err != nil {
-		return nil, fmt.Errorf("reading env file %s: %w", p, err)
+		return nil, fmt.Errorf("env file %s: %w", path, err)
 	}
-	defer f.Close()
-	e, err := Parse(f)
-	if err != nil {
-		return nil, fmt.Errorf("env file %s: %w", p, err)
-	}
-	e.Path = p
+	e.Path = path
 	return e, nil
 }
 
-// EnvPath is $TIDE_HADOOP_ENV, or <repo>/.cache/hadoop/env where <repo> is the nearest
-// directory above the working directory holding go.mod.
-func EnvPath() (string, error) {
-	if p := os.Getenv(EnvFileVar); p != "" {
-		return p, nil
-	}
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", fmt.Errorf("finding the repository root: %w", err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return filepath.Join(dir, ".cache", "hadoop", "env"), nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", fmt.Errorf("no go.mod above the working directory; set %s", EnvFileVar)
-		}
-		dir = parent
-	}
-}
-
-// Parse reads KEY=value lines ('#' comments and blank lines ignored); HDFS_NAMENODE,
+// Parse reads an env file's KEY=value lines (see testkit.ParseEnv); HDFS_NAMENODE,
 // HADOOP_CONF_DIR and HADOOP_CONTROL are required.
 func Parse(r io.Reader) (*Env, error) {
-	e := &Env{Vars: map[string]string{}}
-	sc := bufio.NewScanner(r)
-	for line := 1; sc.Scan(); line++ {
-		text := strings.TrimSpace(sc.Text())
-		if text == "" || strings.HasPrefix(text, "#") {
-			continue
-		}
-		k, v, ok := strings.Cut(text, "=")
-		k = strings.TrimSpace(k)
-		if !ok || k == "" || strings.ContainsAny(k, " \t") {
-			return nil, fmt.Errorf("line %d: %q is not KEY=value", line, text)
-		}
-		if _, dup := e.Vars[k]; dup {
-			return nil, fmt.Errorf("line %d: %s set twice", line, k)
-		}
-		e.Vars[k] = strings.TrimSpace(v)
-	}
-	if err := sc.Err(); err != nil {
+	vars, err := testkit.ParseEnv(r)
+	if err != nil {
 		return nil, err
 	}
-	e.Namenode = e.Vars["HDFS_NAMENODE"]
-	e.URI = e.Vars["HDFS_URI"]
-	e.ConfDir = e.Vars["HADOOP_CONF_DIR"]
-	e.Control = e.Vars["HADOOP_CONTROL"]
-	e.YARNResourceManager = e.Vars["YARN_RM_ADDRESS"]
-	e.YARNScheduler = e.Vars["YARN_SCHEDULER_ADDRESS"]
-	e.YARNWebApp = e.Vars["YARN_RM_WEBAPP_ADDRESS"]
-	if nms := e.Vars["YARN_NODEMANAGERS"]; nms != "" {
+	return fromVars(vars)
+}
+
+func fromVars(vars map[string]string) (*Env, error) {
+	if err := testkit.RequireKeys(vars, "HDFS_NAMENODE", "HADOOP_CONF_DIR", "HADOOP_CONTROL"); err != nil {
+		return nil, err
+	}
+	e := &Env{Vars: vars}
+	e.Namenode = vars["HDFS_NAMENODE"]
+	e.URI = vars["HDFS_URI"]
+	e.ConfDir = vars["HADOOP_CONF_DIR"]
+	e.Control = vars["HADOOP_CONTROL"]
+	e.YARNResourceManager = vars["YARN_RM_ADDRESS"]
+	e.YARNScheduler = vars["YARN_SCHEDULER_ADDRESS"]
+	e.YARNWebApp = vars["YARN_RM_WEBAPP_ADDRESS"]
+	if nms := vars["YARN_NODEMANAGERS"]; nms != "" {
 		e.NodeManagers = strings.Split(nms, ",")
-	}
-	var errs []error
-	for k, v := range map[string]string{"HDFS_NAMENODE": e.Namenode, "HADOOP_CONF_DIR": e.ConfDir, "HADOOP_CONTROL": e.Control} {
-		if v == "" {
-			errs = append(errs, fmt.Errorf("%s is missing", k))
-		}
-	}
-	if err := errors.Join(errs...); err != nil {
-		return nil, err
 	}
 	if e.URI == "" {
 		e.URI = "hdfs://" + e.Namenode

@@ -8,41 +8,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/tidestream/tide/internal/testkit"
 )
-
-// verdict records how Require ended a test: Fatalf fails, Skip skips; both stop the
-// caller like testing.T does (here by panicking, recovered by run).
-type verdict struct {
-	testing.TB
-	failed, skipped string
-}
-
-type stop struct{}
-
-func (v *verdict) Helper() {}
-func (v *verdict) Fatalf(format string, args ...any) {
-	v.failed = fmt.Sprintf(format, args...)
-	panic(stop{})
-}
-func (v *verdict) Skip(args ...any) {
-	v.skipped = fmt.Sprint(args...)
-	panic(stop{})
-}
-
-func run(t *testing.T, f func(tb testing.TB)) *verdict {
-	v := &verdict{TB: t}
-	func() {
-		defer func() {
-			if r := recover(); r != nil {
-				if _, ok := r.(stop); !ok {
-					panic(r)
-				}
-			}
-		}()
-		f(v)
-	}()
-	return v
-}
 
 // fakeControl answers every control command with "ok", as a live launcher does.
 func fakeControl(t *testing.T) string {
@@ -88,12 +56,12 @@ func TestRequireFailsInsteadOfSkipping(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Setenv(EnvFileVar, tt.envFile)
 			t.Setenv(RequireEnvVar, tt.require)
-			v := run(t, func(tb testing.TB) { tt.call(tb) })
-			if (tt.wantFail == "") != (v.failed == "") || !strings.Contains(v.failed, tt.wantFail) {
-				t.Errorf("failed with %q, want %q", v.failed, tt.wantFail)
+			end := testkit.Catch(t, func(tb testing.TB) { tt.call(tb) })
+			if (tt.wantFail == "") != (end.Failed == "") || !strings.Contains(end.Failed, tt.wantFail) {
+				t.Errorf("failed with %q, want %q", end.Failed, tt.wantFail)
 			}
-			if (tt.wantSkip == "") != (v.skipped == "") || !strings.Contains(v.skipped, tt.wantSkip) {
-				t.Errorf("skipped with %q, want %q", v.skipped, tt.wantSkip)
+			if (tt.wantSkip == "") != (end.Skipped == "") || !strings.Contains(end.Skipped, tt.wantSkip) {
+				t.Errorf("skipped with %q, want %q", end.Skipped, tt.wantSkip)
 			}
 		})
 	}

@@ -16,7 +16,7 @@ func RequireSASL(t testing.TB) *Env {
 	t.Helper()
 	e := Require(t)
 	if e.SASLBootstrap == "" || e.SASLUser == "" {
-		missing(t, errMissingSASL)
+		envFile.Missing(t, errMissingSASL)
 	}
 	return e
 }

@@ -8,14 +8,11 @@
 package kafkatest
 
 import (
-	"bufio"
-	"errors"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"strconv"
-	"strings"
+
+	"github.com/tidestream/tide/internal/testkit"
 )
 
 // RequireEnvVar makes a missing broker a test failure instead of a skip when set to 1.
@@ -40,88 +37,51 @@ type Env struct {
 	SASLBootstrap, SASLUser, SASLPassword string
 }
 
-// Load reads the env file without a test; see Require.
+// envFile is where test/kafka/up.sh says what it started.
+var envFile = testkit.EnvFile{Service: "Kafka broker", PathVar: EnvFileVar, Default: ".cache/kafka/env",
+	RequireVar: RequireEnvVar, Start: "make kafka-up"}
+
+// Load reads the env file ($TIDE_KAFKA_ENV, default <repo>/.cache/kafka/env) without a test;
+// see Require.
 func Load() (*Env, error) {
-	p, err := EnvPath()
+	vars, path, err := envFile.Load()
 	if err != nil {
 		return nil, err
 	}
-	f, err := os.Open(p)
+	e, err := fromVars(vars)
 	if err != nil {
-		return nil, fmt.Errorf("reading env file %s: %w", p, err)
+		return nil, fmt.Errorf("env file %s: %w", path, err)
 	}
-	defer f.Close()
-	e, err := Parse(f)
-	if err != nil {
-		return nil, fmt.Errorf("env file %s: %w", p, err)
-	}
-	e.Path = p
+	e.Path = path
 	return e, nil
 }
 
-// EnvPath is $TIDE_KAFKA_ENV, or <repo>/.cache/kafka/env where <repo> is the nearest
-// directory above the working directory holding go.mod.
-func EnvPath() (string, error) {
-	if p := os.Getenv(EnvFileVar); p != "" {
-		return p, nil
-	}
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", fmt.Errorf("finding the repository root: %w", err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return filepath.Join(dir, ".cache", "kafka", "env"), nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", fmt.Errorf("no go.mod above the working directory; set %s", EnvFileVar)
-		}
-		dir = parent
-	}
-}
-
-// Parse reads KEY=value lines ('#' comments and blank lines ignored); KAFKA_BOOTSTRAP and
+// Parse reads an env file's KEY=value lines (see testkit.ParseEnv); KAFKA_BOOTSTRAP and
 // KAFKA_PID are required.
 func Parse(r io.Reader) (*Env, error) {
-	e := &Env{Vars: map[string]string{}}
-	sc := bufio.NewScanner(r)
-	for line := 1; sc.Scan(); line++ {
-		text := strings.TrimSpace(sc.Text())
-		if text == "" || strings.HasPrefix(text, "#") {
-			continue
-		}
-		k, v, ok := strings.Cut(text, "=")
-		k = strings.TrimSpace(k)
-		if !ok || k == "" || strings.ContainsAny(k, " \t") {
-			return nil, fmt.Errorf("line %d: %q is not KEY=value", line, text)
-		}
-		if _, dup := e.Vars[k]; dup {
-			return nil, fmt.Errorf("line %d: %s set twice", line, k)
-		}
-		e.Vars[k] = strings.TrimSpace(v)
-	}
-	if err := sc.Err(); err != nil {
+	vars, err := testkit.ParseEnv(r)
+	if err != nil {
 		return nil, err
 	}
-	e.Bootstrap = e.Vars["KAFKA_BOOTSTRAP"]
-	e.Log = e.Vars["KAFKA_LOG"]
-	e.ClasspathFile = e.Vars["KAFKA_CLASSPATH_FILE"]
-	e.SASLBootstrap = e.Vars["KAFKA_SASL_BOOTSTRAP"]
-	e.SASLUser, e.SASLPassword = e.Vars["KAFKA_SASL_USER"], e.Vars["KAFKA_SASL_PASSWORD"]
-	var errs []error
-	if e.Bootstrap == "" {
-		errs = append(errs, errors.New("KAFKA_BOOTSTRAP is missing"))
-	}
-	if p, ok := e.Vars["KAFKA_PID"]; !ok {
-		errs = append(errs, errors.New("KAFKA_PID is missing"))
-	} else if pid, err := strconv.Atoi(p); err != nil || pid <= 0 {
-		errs = append(errs, fmt.Errorf("KAFKA_PID %q is not a process id", p))
-	} else {
-		e.PID = pid
-	}
-	if err := errors.Join(errs...); err != nil {
+	return fromVars(vars)
+}
+
+func fromVars(vars map[string]string) (*Env, error) {
+	if err := testkit.RequireKeys(vars, "KAFKA_BOOTSTRAP", "KAFKA_PID"); err != nil {
 		return nil, err
 	}
-	return e, nil
+	pid, err := strconv.Atoi(vars["KAFKA_PID"])
+	if err != nil || pid <= 0 {
+		return nil, fmt.Errorf("KAFKA_PID %q is not a process id", vars["KAFKA_PID"])
+	}
+	return &Env{
+		Vars:          vars,
+		Bootstrap:     vars["KAFKA_BOOTSTRAP"],
+		PID:           pid,
+		Log:           vars["KAFKA_LOG"],
+		ClasspathFile: vars["KAFKA_CLASSPATH_FILE"],
+		SASLBootstrap: vars["KAFKA_SASL_BOOTSTRAP"],
+		SASLUser:      vars["KAFKA_SASL_USER"],
+		SASLPassword:  vars["KAFKA_SASL_PASSWORD"],
+	}, nil
 }

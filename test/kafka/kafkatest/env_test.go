@@ -23,8 +23,9 @@ func TestParse(t *testing.T) {
 		{name: "missing bootstrap", in: "KAFKA_PID=1\n", wantErr: "KAFKA_BOOTSTRAP is missing"},
 		{name: "missing pid", in: "KAFKA_BOOTSTRAP=h:1\n", wantErr: "KAFKA_PID is missing"},
 		{name: "bad pid", in: "KAFKA_BOOTSTRAP=h:1\nKAFKA_PID=x\n", wantErr: `KAFKA_PID "x"`},
-		{name: "not key=value", in: "KAFKA_BOOTSTRAP h:1\n", wantErr: "line 1"},
-		{name: "duplicate", in: "A=1\nA=2\n", wantErr: "A set twice"},
+		{name: "empty pid", in: "KAFKA_BOOTSTRAP=h:1\nKAFKA_PID=\n", wantErr: "KAFKA_PID is missing"},
+		{name: "negative pid", in: "KAFKA_BOOTSTRAP=h:1\nKAFKA_PID=-3\n", wantErr: `KAFKA_PID "-3"`},
+		{name: "bad line (see testkit.ParseEnv)", in: "KAFKA_BOOTSTRAP h:1\n", wantErr: "line 1"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

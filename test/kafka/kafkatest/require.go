@@ -3,7 +3,6 @@ package kafkatest
 import (
 	"context"
 	"fmt"
-	"os"
 	"testing"
 	"time"
 
@@ -17,23 +16,14 @@ func Require(t testing.TB) *Env {
 	t.Helper()
 	e, err := Load()
 	if err != nil {
-		missing(t, err)
+		envFile.Missing(t, err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	if err := e.Ping(ctx); err != nil {
-		missing(t, fmt.Errorf("env file %s is stale: %w", e.Path, err))
+		envFile.Missing(t, fmt.Errorf("env file %s is stale: %w", e.Path, err))
 	}
 	return e
-}
-
-func missing(t testing.TB, err error) {
-	t.Helper()
-	msg := fmt.Sprintf("Kafka broker not running: run `make kafka-up` (%v)", err)
-	if os.Getenv(RequireEnvVar) == "1" {
-		t.Fatalf("%s; %s=1 requires it", msg, RequireEnvVar)
-	}
-	t.Skip(msg)
 }
 
 // Client opens a franz-go client on the broker with opts added.
