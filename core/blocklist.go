@@ -53,22 +53,33 @@ func (s *Scheduler) blockNodes(now time.Time, nodes []blocklist.BlockedNode) {
 			}
 		}
 	}
-	if s.opts.KeepTaskManagers {
-		// The TaskManagers stay registered and unused; evacuation stops their subtasks by
-		// restarting the job elsewhere, not their processes.
-		if len(evacuate) == 0 {
-			s.state.onResourcesChanged(now, TriggerResourceLost)
-			return
-		}
-		s.state.onTaskFailed(now, fmt.Sprintf("evacuated from blocked node (task managers %v kept)", evacuate), false, TriggerBlocklistEvacuation)
-		return
+	if !s.opts.KeepTaskManagers {
+		s.releaseTaskManagers(now, idle, "node is blocked", TriggerResourceLost)
 	}
-	s.releaseTaskManagers(now, idle, "node is blocked", TriggerResourceLost)
+	if s.standby != nil && s.state.name() == StateExecuting {
+		s.planStandbys() // no standby copy stays on a blocked node
+	}
 	if len(evacuate) == 0 {
 		s.state.onResourcesChanged(now, TriggerResourceLost)
 		return
 	}
-	s.releaseTaskManagers(now, evacuate, "evacuated from blocked node", TriggerBlocklistEvacuation)
+	if e, ok := s.state.(*executing); ok && e.startWarmup(now, nil, TriggerBlocklistEvacuation, "evacuated from blocked node", evacuate) {
+		// The evacuated TaskManagers run on until the new owners of their ranges are warm.
+		return
+	}
+	s.evacuate(now, evacuate)
+}
+
+// evacuate stops the subtasks of TaskManagers on blocked nodes: it releases them, or
+// (KeepTaskManagers) restarts the job elsewhere and keeps their processes.
+func (s *Scheduler) evacuate(now time.Time, tms []TaskManagerID) {
+	if s.opts.KeepTaskManagers {
+		// The TaskManagers stay registered and unused; evacuation stops their subtasks by
+		// restarting the job elsewhere, not their processes.
+		s.state.onTaskFailed(now, fmt.Sprintf("evacuated from blocked node (task managers %v kept)", tms), false, TriggerBlocklistEvacuation)
+		return
+	}
+	s.releaseTaskManagers(now, tms, "evacuated from blocked node", TriggerBlocklistEvacuation)
 }
 
 // unblockNodes removes blocked nodes; TaskManagers there may register again.

@@ -23,7 +23,7 @@ func (s *Scheduler) placeKeyGroups(vertices []VertexDeployment, d *deployment) {
 			tms[k] = string(d.slots[d.taskSlot[off+k]].Slot.TaskManager)
 		}
 		prev := s.lastKeyGroups[v.Vertex]
-		ranges, err := keygroups.Assign(v.MaxParallelism, tms, prev, factor)
+		ranges, err := keygroups.Assign(v.MaxParallelism, tms, s.standbyPrevious(v.Vertex, prev), factor)
 		if err != nil {
 			// Parallelism and factor were validated; a vertex that still fails keeps
 			// Flink's split rather than stopping the deployment.

@@ -74,6 +74,18 @@ type Options struct {
 	// than this many times the mean (maxParallelism/parallelism) nor fewer than the mean
 	// divided by it; 1 is Flink's equal split. 0 means keygroups.DefaultBalanceFactor.
 	KeyGroupBalanceFactor float64
+	// MaxWarmupReplicas (max.warmup.replicas, Kafka Streams' key and default 2): per job,
+	// the most key-group ranges warmed up at once before a planned move; the ranges beyond
+	// it move without a warm-up (restored from the checkpoint storage at the switch).
+	MaxWarmupReplicas int
+	// WarmupTimeout (state.warmup.timeout): a planned move (scale-up, `tide rescale`,
+	// evacuation) first warms up the ranges that change TaskManager and switches when they
+	// hold the newest completed checkpoint, or after this long without them. 0 (the
+	// default) switches at once, as Flink does.
+	WarmupTimeout time.Duration
+	// NumStandbyReplicas (num.standby.replicas, default 0): warm copies of every key-group
+	// range kept on other TaskManagers (other nodes first) for a TaskManager loss.
+	NumStandbyReplicas int
 	// Restart selects the restart backoff strategy.
 	Restart restart.Config
 	// BlocklistDefaultTimeout is the block duration given to blocked nodes that carry no
@@ -110,6 +122,7 @@ func DefaultOptions() Options {
 		KeyGroupBalanceFactor:     keygroups.DefaultBalanceFactor,
 		Restart:                   restart.DefaultConfig(),
 		BlocklistDefaultTimeout:   time.Hour,
+		MaxWarmupReplicas:         2,
 	}
 }
 
@@ -170,6 +183,10 @@ func (o Options) Validate() error {
 	nonNeg("HeartbeatInterval", o.HeartbeatInterval)
 	nonNeg("HeartbeatTimeout", o.HeartbeatTimeout)
 	nonNeg("BlocklistDefaultTimeout", o.BlocklistDefaultTimeout)
+	nonNeg("WarmupTimeout", o.WarmupTimeout)
+	if o.MaxWarmupReplicas < 0 || o.NumStandbyReplicas < 0 {
+		errs = append(errs, fmt.Errorf("option MaxWarmupReplicas/NumStandbyReplicas: %d/%d, want >= 0", o.MaxWarmupReplicas, o.NumStandbyReplicas))
+	}
 	if o.MinParallelismIncrease < 1 {
 		errs = append(errs, fmt.Errorf("option MinParallelismIncrease: %d, want >= 1", o.MinParallelismIncrease))
 	}

@@ -30,6 +30,9 @@ const (
 	PendingSlots PendingReason = "SLOTS_MISSING"
 	// PendingInFlight: a deployment waits (until Until at most) for workers on their way.
 	PendingInFlight PendingReason = "RESOURCES_IN_FLIGHT"
+	// PendingWarmup: the rescale waits (until Until at most) for warm-up copies of the
+	// key-group ranges that move to catch up (state.warmup.timeout).
+	PendingWarmup PendingReason = "WARMING_UP"
 	// PendingRestarting: the job is restarting (cancelling the last attempt, backoff).
 	PendingRestarting PendingReason = "RESTARTING"
 )
@@ -107,6 +110,9 @@ func (w *waitingForResources) pending() PendingRescale {
 
 func (e *executing) pending() PendingRescale {
 	s := e.s
+	if e.warm != nil {
+		return e.warmupPending()
+	}
 	target, ok, changed := e.candidate()
 	if !ok {
 		n := s.missingSlots()

@@ -57,6 +57,21 @@ type Rescale struct {
 	// KeyGroupsMoved counts the key groups whose TaskManager changed, summed over vertices
 	// and over every attempt the rescale deployed (their state had to travel).
 	KeyGroupsMoved int
+	// Warmup is the warm-up that preceded the switch (nil: the move did not warm up).
+	Warmup *WarmupSummary
+}
+
+// WarmupSummary is what a rescale's warm-up did: how long it ran before the switch, how
+// many copies it planned (within max.warmup.replicas), how many were caught up, failed or
+// skipped (over max.warmup.replicas), and the bytes the copies fetched.
+type WarmupSummary struct {
+	Duration time.Duration
+	Planned  int
+	Ready    int
+	Failed   int
+	Skipped  int
+	Bytes    int64
+	TimedOut bool
 }
 
 // Duration is how long the rescale took.
@@ -79,16 +94,20 @@ type rescaleHistory struct {
 	nextID  int
 	current *Rescale
 	done    []Rescale
+	// nextWarmup is the warm-up of the switch about to begin a rescale.
+	nextWarmup *WarmupSummary
 }
 
 // begin opens a rescale unless one is in progress (a failure during a restart belongs to
 // the rescale already under way).
 func (h *rescaleHistory) begin(now time.Time, trigger RescaleTrigger, cause string, state StateName, before map[VertexID]int, order []VertexID) {
+	w := h.nextWarmup
+	h.nextWarmup = nil
 	if h.current != nil {
 		return
 	}
 	h.nextID++
-	r := &Rescale{ID: h.nextID, Trigger: trigger, Cause: cause, Start: now,
+	r := &Rescale{ID: h.nextID, Trigger: trigger, Cause: cause, Start: now, Warmup: w,
 		States: []StateSpan{{State: state, Enter: now}}}
 	for _, v := range order {
 		r.Vertices = append(r.Vertices, VertexRescale{Vertex: v, Before: before[v]})

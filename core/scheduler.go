@@ -70,6 +70,8 @@ type Scheduler struct {
 	lastKeyGroups    map[VertexID]keygroups.Placed // the last deployed key-group placement
 	spare            deploymentMemory              // left by the last released attempt for the next
 	latestCheckpoint CheckpointID
+	warmupRounds     int           // warm-up rounds numbered so far (planned and standby)
+	standby          *standbyRound // the standby copies of the running attempt (num.standby.replicas)
 
 	history    rescaleHistory
 	exceptions []ExceptionEntry
@@ -144,7 +146,7 @@ func (s *Scheduler) Step(now time.Time, ev Event) []Effect {
 	s.out = nil
 	s.now = now
 	switch ev.(type) {
-	case TaskManagerHeartbeat, TaskStateChanged, CheckpointCompleted, CheckpointFailed:
+	case TaskManagerHeartbeat, TaskStateChanged, CheckpointCompleted, CheckpointFailed, WarmupReported:
 	default:
 		s.timersDirty = true
 	}
@@ -178,6 +180,9 @@ func (s *Scheduler) Step(now time.Time, ev Event) []Effect {
 			break
 		}
 		s.state.onCheckpoint(now, true)
+		if s.state.name() == StateExecuting {
+			s.standbyCheckpoint()
+		}
 	case CheckpointFailed:
 		if s.dep == nil || ev.Attempt != s.dep.attempt {
 			s.stale("checkpoint failed", "attempt", ev.Attempt, "checkpoint", ev.Checkpoint)
@@ -193,6 +198,8 @@ func (s *Scheduler) Step(now time.Time, ev Event) []Effect {
 	case GlobalFailure:
 		s.addException(ExceptionEntry{Time: now, Attempt: s.attempt, Error: ev.Error, Unrecoverable: ev.Unrecoverable})
 		s.state.onGlobalFailure(now, ev.Error, ev.Unrecoverable)
+	case WarmupReported:
+		s.onWarmupReported(now, ev)
 	case DriverFatalError:
 		cause := "resource manager driver failed: " + ev.Error
 		s.addException(ExceptionEntry{Time: now, Attempt: s.attempt, Error: cause, Unrecoverable: true})

@@ -32,7 +32,11 @@ var simRuns = flag.Int("sim.runs", 10000, "random event sequences in TestSimulat
 //     timeout (or the resource-wait timeout);
 //   - with KeepTaskManagers (standalone) no TaskManager is released or refused except
 //     one whose heartbeat timed out (or after the job ended);
-//   - cancel always reaches a terminal status.
+//   - cancel always reaches a terminal status;
+//   - warm-up and standby copies (state.warmup.timeout, num.standby.replicas; see
+//     checkWarmups) go only to registered TaskManagers off blocked nodes, a planned round
+//     holds at most max.warmup.replicas copies, a standby copy is never on its range's
+//     owner, and a warm-up report never fails the job.
 func TestSimulation(t *testing.T) {
 	cov := coverage{states: map[string]int{}}
 	for seed := 0; seed < *simRuns; seed++ {
@@ -40,8 +44,8 @@ func TestSimulation(t *testing.T) {
 			t.Fatalf("seed %d: %v", seed, err)
 		}
 	}
-	t.Logf("coverage: %d deploys (%d with workers on their way), %d rescales, %d evacuations, transitions %v",
-		cov.deploys, cov.inflightDeploys, cov.rescales, cov.evacuations, cov.states)
+	t.Logf("coverage: %d deploys (%d with workers on their way), %d rescales, %d evacuations, %d switches after a warm-up, transitions %v",
+		cov.deploys, cov.inflightDeploys, cov.rescales, cov.evacuations, cov.warmupSwitches, cov.states)
 	// The generator must keep reaching every state and the interesting paths, or the
 	// invariants above check nothing.
 	if *simRuns >= 1000 {
@@ -55,6 +59,9 @@ func TestSimulation(t *testing.T) {
 		if cov.inflightDeploys == 0 {
 			t.Errorf("no deployment with workers on their way in %d sequences: the stabilization invariant checks nothing", *simRuns)
 		}
+		if cov.warmupSwitches == 0 {
+			t.Errorf("no switch after a warm-up in %d sequences: the warm-up invariants check little", *simRuns)
+		}
 		if cov.rescales == 0 || cov.evacuations == 0 {
 			t.Errorf("no rescale (%d) or no evacuation (%d) in %d sequences", cov.rescales, cov.evacuations, *simRuns)
 		}
@@ -64,6 +71,7 @@ func TestSimulation(t *testing.T) {
 type coverage struct {
 	deploys, rescales, evacuations int
 	inflightDeploys                int
+	warmupSwitches                 int
 	states                         map[string]int
 }
 
@@ -81,6 +89,11 @@ type sim struct {
 	expected        map[core.TaskManagerID]bool
 	waitStart       time.Time
 	inflightDeploys int
+	// warm-ups: a second random stream (so sequences without them are unchanged), the
+	// last WarmUp of every round still going, and how many rounds switched
+	wrng     *rand.Rand
+	rounds   map[int]core.WarmUp
+	switches int
 }
 
 func randomGraph(rng *rand.Rand) jobgraph.JobGraph {
@@ -142,17 +155,24 @@ func simulate(seed uint64, cov *coverage) error {
 	rng := rand.New(rand.NewPCG(seed, 0x7469646573696d))
 	g := randomGraph(rng)
 	o := randomOptions(rng)
+	wrng := rand.New(rand.NewPCG(seed, 0x7761726d7570))
+	if wrng.IntN(2) == 0 {
+		o.WarmupTimeout = time.Duration(1+wrng.IntN(60)) * time.Second
+		o.MaxWarmupReplicas = 1 + wrng.IntN(3)
+	}
+	o.NumStandbyReplicas = wrng.IntN(3)
 	env, err := coretest.NewEnv(core.Config{Graph: g, Options: o, Seed: int64(seed)})
 	if err != nil {
 		return fmt.Errorf("new: %w", err)
 	}
 	s := &sim{rng: rng, env: env, reactive: o.Reactive, vertices: g.Vertices, cancelled: map[core.AttemptID]bool{},
-		expected: map[core.TaskManagerID]bool{}}
+		expected: map[core.TaskManagerID]bool{}, wrng: wrng, rounds: map[int]core.WarmUp{}}
 	s.version = env.S.Version()
 	env.Observe = s.check
 	env.Step(core.Start{})
 	for i, n := 0, 20+rng.IntN(40); i < n && s.err == nil; i++ {
 		s.randomEvent()
+		s.randomWarmupReport()
 	}
 	if s.err != nil {
 		return s.err
@@ -163,6 +183,7 @@ func simulate(seed uint64, cov *coverage) error {
 	}
 	cov.deploys += len(env.Deploys)
 	cov.inflightDeploys += s.inflightDeploys
+	cov.warmupSwitches += s.switches
 	for _, r := range env.S.RescaleHistory() {
 		switch r.Trigger {
 		case core.TriggerNewResourceAvailable, core.TriggerUpdateRequirement:
@@ -328,6 +349,7 @@ func (s *sim) check(ev core.Event, effects []core.Effect) {
 			s.checkStabilized(total, blocked, tms)
 		}
 	}
+	s.checkWarmups(ev, effects)
 	keep := e.S.Options().KeepTaskManagers && !e.S.Status().IsTerminal()
 	for _, eff := range effects {
 		if c, ok := eff.(core.CancelAttempt); ok {
@@ -458,4 +480,87 @@ func (s *sim) checkStabilized(total int, blocked map[core.NodeID]bool, tms map[c
 	}
 	s.fail("deployed with %d worker(s) on their way and %d of %d desired slots after waiting %v (stabilization %v, transitions %v)",
 		s.inFlight(), usable, desired, waited, o.SubmissionStabilization, e.LastTransitions)
+}
+
+// randomWarmupReport has some TaskManager of a round report progress or an error.
+func (s *sim) randomWarmupReport() {
+	if len(s.rounds) == 0 || s.wrng.IntN(3) > 0 {
+		return
+	}
+	ids := make([]int, 0, len(s.rounds))
+	for id := range s.rounds {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	w := s.rounds[ids[s.wrng.IntN(len(ids))]]
+	if len(w.Tasks) == 0 {
+		return
+	}
+	t := w.Tasks[s.wrng.IntN(len(w.Tasks))]
+	ev := core.WarmupReported{Round: w.Round, TaskManager: t.TaskManager, Vertex: t.Vertex, KeyGroups: t.KeyGroups,
+		Checkpoint: w.Checkpoint, Bytes: int64(s.wrng.IntN(1000))}
+	if s.wrng.IntN(4) == 0 {
+		ev.Error = "sim: fetch failed"
+	}
+	s.env.Step(ev)
+}
+
+// checkWarmups checks the warm-up and standby effects of one step.
+func (s *sim) checkWarmups(ev core.Event, effects []core.Effect) {
+	e := s.env
+	// The state after the step: a round is planned on what the step left.
+	blocked := map[core.NodeID]bool{}
+	for _, n := range e.S.Blocklist() {
+		blocked[core.NodeID(n.ID)] = true
+	}
+	tms := map[core.TaskManagerID]core.TaskManagerInfo{}
+	for _, tm := range e.S.TaskManagers() {
+		tms[tm.ID] = tm
+	}
+	if _, ok := ev.(core.WarmupReported); ok {
+		for _, tr := range e.LastTransitions {
+			if strings.HasSuffix(tr, "-> Failing") || strings.HasSuffix(tr, "-> Finished") {
+				s.fail("a warm-up report made the transition %s", tr)
+			}
+		}
+	}
+	placed := e.S.KeyGroupPlacement()
+	var lastStandby *core.WarmUp // planned against the placement the step ends with
+	defer func() {
+		if lastStandby == nil {
+			return
+		}
+		for _, t := range lastStandby.Tasks {
+			p := placed[t.Vertex]
+			if t.Subtask < len(p.TaskManagers) && p.TaskManagers[t.Subtask] == string(t.TaskManager) {
+				s.fail("standby copy of %s#%d[%s] on its owner %s", t.Vertex, t.Subtask, t.KeyGroups, t.TaskManager)
+			}
+		}
+	}()
+	for _, eff := range effects {
+		switch eff := eff.(type) {
+		case core.WarmUp:
+			s.rounds[eff.Round] = eff
+			if eff.Kind == core.WarmupPlanned && len(eff.Tasks) > e.S.Options().MaxWarmupReplicas {
+				s.fail("warm-up round %d has %d copies, max.warmup.replicas is %d", eff.Round, len(eff.Tasks), e.S.Options().MaxWarmupReplicas)
+			}
+			for _, t := range eff.Tasks {
+				info, ok := tms[t.TaskManager]
+				if !ok || blocked[info.Node] || info.Blocked {
+					s.fail("%s round %d copies %s#%d[%s] to %s: not registered or on a blocked node", eff.Kind, eff.Round, t.Vertex, t.Subtask, t.KeyGroups, t.TaskManager)
+				}
+			}
+			if eff.Kind == core.WarmupStandby {
+				lastStandby = &eff
+			}
+		case core.StopWarmup:
+			if eff.Reason == "warm-ups caught up" || strings.HasPrefix(eff.Reason, "state.warmup.timeout") || eff.Reason == "every warm-up failed" {
+				s.switches++
+			}
+			delete(s.rounds, eff.Round)
+			if lastStandby != nil && lastStandby.Round == eff.Round {
+				lastStandby = nil
+			}
+		}
+	}
 }

@@ -25,6 +25,7 @@ type executing struct {
 	// change the slots allow is then rescaled to at the next trigger, as desired resources
 	// are, without waiting out the executing stabilization timeout.
 	requested bool
+	executingWarmup
 }
 
 func newExecuting(s *Scheduler) *executing {
@@ -51,6 +52,7 @@ func (e *executing) enter(now time.Time) {
 		}
 		s.emit(RescaleRecorded{Rescale: r})
 	}
+	s.planStandbys()
 	e.owed, e.regAtEnter = s.inFlight(), s.registrations
 	s.log.Info("attempt deployed", "attempt", s.dep.attempt, "parallelism", after, "restore_from", s.latestCheckpoint, "in_flight", e.owed)
 	e.stm = newTransitionManager(s, e, now, func() stmParams {
@@ -141,6 +143,9 @@ func (e *executing) transitionToSubsequentState(now time.Time) {
 		e.stm.reset()
 		return
 	}
+	if e.startWarmup(now, target, e.changeTrigger, "rescale to "+formatParallelism(s.order, target), nil) {
+		return
+	}
 	s.metrics.NumRestarts++
 	s.history.begin(now, e.changeTrigger, "rescale to "+formatParallelism(s.order, target), StateExecuting, s.dep.parallelism, s.order)
 	s.statusCause = "rescaling"
@@ -152,8 +157,16 @@ func (e *executing) onResourcesChanged(now time.Time, trigger RescaleTrigger) {
 	if trigger == TriggerUpdateRequirement {
 		e.requested = true
 	}
+	s := e.s
+	if s.opts.NumStandbyReplicas > 0 || s.standby != nil {
+		s.planStandbys()
+	}
+	if e.warm != nil {
+		e.rewarm(now)
+		return
+	}
 	e.stm.onChange(now)
-	if e.s.state == e {
+	if s.state == e {
 		e.checkForcedRescale(now)
 	}
 }
@@ -176,6 +189,12 @@ func (e *executing) checkForcedRescale(now time.Time) {
 }
 
 func (e *executing) onTimer(now time.Time, t timerEntry) {
+	if t.kind == timerWarmup {
+		if e.warm != nil && t.id == e.warmTimer {
+			e.switchNow(now, reasonWarmupTimeout)
+		}
+		return
+	}
 	if e.stm.onTimer(now, t) || t.kind != timerScalingIntervalMax {
 		return
 	}
@@ -195,6 +214,10 @@ func (e *executing) onTimer(now time.Time, t timerEntry) {
 func (e *executing) onCheckpoint(now time.Time, completed bool) {
 	if completed {
 		e.checkpointFailures = 0
+		if e.warm != nil {
+			e.warmupCheckpoint(now)
+			return
+		}
 		e.stm.onTrigger(now)
 		return
 	}

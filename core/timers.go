@@ -15,6 +15,7 @@ const (
 	timerHeartbeat          timerKind = "heartbeat-check"
 	timerSlotIdle           timerKind = "slot-idle-check"
 	timerBlocklistExpiry    timerKind = "blocklist-expiry"
+	timerWarmup             timerKind = "warmup-timeout"
 )
 
 // global timers belong to the scheduler, not to a state: they are re-armed with the new

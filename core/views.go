@@ -1,10 +1,12 @@
 package core
 
 import (
+	"maps"
 	"slices"
 	"time"
 
 	"github.com/tidestream/tide/core/blocklist"
+	"github.com/tidestream/tide/core/keygroups"
 )
 
 // Read-only views for the AM and the REST API. They return copies.
@@ -104,3 +106,38 @@ func (s *Scheduler) Metrics() Metrics {
 	m.PendingWorkers = s.pendingWorkers
 	return m
 }
+
+// WarmupGauges are the warm-up and standby gauges: WarmupCopies are the copies of the
+// planned move in progress (0: none) and WarmupLag how many checkpoint ids the
+// furthest-behind of them lags the newest completed checkpoint; StandbyCopies and
+// StandbyLag are the same for the standby copies (num.standby.replicas).
+type WarmupGauges struct {
+	WarmupCopies  int
+	WarmupLag     int
+	StandbyCopies int
+	StandbyLag    int
+}
+
+// WarmupGauges returns the current warm-up and standby gauges.
+func (s *Scheduler) WarmupGauges() WarmupGauges {
+	var m WarmupGauges
+	if e, ok := s.state.(*executing); ok && e.warm != nil {
+		m.WarmupCopies = len(e.warm.copies)
+		for _, c := range e.warm.copies {
+			if c.failed == "" {
+				m.WarmupLag = max(m.WarmupLag, int(s.latestCheckpoint-c.applied))
+			}
+		}
+	}
+	if s.standby != nil {
+		m.StandbyCopies = len(s.standby.copies)
+		m.StandbyLag = s.standbyLag()
+	}
+	return m
+}
+
+// KeyGroupPlacement returns the last deployed key-group placement by vertex.
+func (s *Scheduler) KeyGroupPlacement() map[VertexID]keygroups.Placed { return maps.Clone(s.lastKeyGroups) }
+
+// Order returns the vertices in job-graph order.
+func (s *Scheduler) Order() []VertexID { return slices.Clone(s.order) }

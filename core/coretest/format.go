@@ -57,6 +57,15 @@ func FormatEffect(eff core.Effect) string {
 		return strings.Join(parts, " ")
 	case core.RescaleRecorded:
 		return FormatRescale(e.Rescale)
+	case core.WarmUp:
+		var b strings.Builder
+		fmt.Fprintf(&b, "warmup round=%d %s checkpoint=%d:", e.Round, e.Kind, e.Checkpoint)
+		for _, t := range e.Tasks {
+			fmt.Fprintf(&b, " %s#%d[%s]->%s", t.Vertex, t.Subtask, t.KeyGroups, t.TaskManager)
+		}
+		return b.String()
+	case core.StopWarmup:
+		return fmt.Sprintf("stop-warmup round=%d (%s)", e.Round, e.Reason)
 	}
 	return fmt.Sprintf("%T %+v", eff, eff)
 }
@@ -77,6 +86,12 @@ func FormatRescale(r core.Rescale) string {
 	}
 	if r.KeyGroupsMoved > 0 {
 		fmt.Fprintf(&b, " keygroups-moved=%d", r.KeyGroupsMoved)
+	}
+	if w := r.Warmup; w != nil {
+		fmt.Fprintf(&b, " warmup=%v planned=%d ready=%d failed=%d skipped=%d bytes=%d", w.Duration, w.Planned, w.Ready, w.Failed, w.Skipped, w.Bytes)
+		if w.TimedOut {
+			b.WriteString(" timed-out")
+		}
 	}
 	b.WriteString(" states:")
 	for _, s := range r.States {

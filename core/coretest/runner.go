@@ -1,6 +1,7 @@
 package coretest
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -30,9 +31,13 @@ import (
 //	expect-tms id=(tm1,tm2)                    TaskManagers on their way (adopted, launched)
 //	worker-failed [reason=..]                  an active driver could not start a worker
 //	pending                                    the pending rescale and its reason
-//	state | metrics | history | exceptions | taskmanagers | blocklist-state
+//	warmup-report round=N checkpoint=N [tm=(tm1,..)] [bytes=N] [error=..]
+//	                                           the round's copies (on those TaskManagers) report
+//	state | metrics | history | exceptions | taskmanagers | blocklist-state | warmup-gauges
 type Runner struct {
 	Env *Env
+	// warmups: the last WarmUp effect of every round, for warmup-report.
+	warmups map[int]core.WarmUp
 }
 
 // Handle runs one directive and returns its output.
@@ -58,6 +63,7 @@ func (r *Runner) handle(d *TestData) (string, error) {
 		effs := e.Step(ev)
 		out = append(out, r.effects(e.LastTransitions, effs)...)
 	}
+
 	switch d.Cmd {
 	case "start":
 		step(core.Start{})
@@ -92,6 +98,39 @@ func (r *Runner) handle(d *TestData) (string, error) {
 		step(core.WorkerRequestFailed{Reason: d.Arg("reason", "no container")})
 	case "pending":
 		return FormatPending(e.S.PendingRescale()), nil
+	case "warmup-report":
+		round, err1 := strconv.Atoi(d.Arg("round", ""))
+		ckpt, err2 := strconv.Atoi(d.Arg("checkpoint", "0"))
+		bytes, err3 := strconv.ParseInt(d.Arg("bytes", "0"), 10, 64)
+		if err := errors.Join(err1, err2, err3); err != nil {
+			return "", fmt.Errorf("warmup-report: %w", err)
+		}
+		w, ok := r.warmups[round]
+		if !ok {
+			return "", fmt.Errorf("warmup-report: no WarmUp effect for round %d", round)
+		}
+		only := d.Vals("tm")
+		for _, t := range w.Tasks {
+			if len(only) > 0 && !slices.Contains(only, string(t.TaskManager)) {
+				continue
+			}
+			step(core.WarmupReported{Round: round, TaskManager: t.TaskManager, Vertex: t.Vertex, KeyGroups: t.KeyGroups,
+				Checkpoint: core.CheckpointID(ckpt), Bytes: bytes, Error: d.Arg("error", "")})
+		}
+	case "keygroups":
+		placed := e.S.KeyGroupPlacement()
+		var lines []string
+		for _, v := range e.S.Order() {
+			p := placed[v]
+			var parts []string
+			for i, r := range p.Ranges {
+				parts = append(parts, fmt.Sprintf("#%d[%s]@%s", i, r, p.TaskManagers[i]))
+			}
+			lines = append(lines, fmt.Sprintf("%s %s", v, strings.Join(parts, " ")))
+		}
+		return strings.Join(lines, "\n") + "\n", nil
+	case "warmup-gauges":
+		return fmt.Sprintf("%+v\n", e.S.WarmupGauges()), nil
 	case "heartbeat":
 		for _, id := range d.Vals("id") {
 			step(core.TaskManagerHeartbeat{TaskManager: core.TaskManagerID(id)})
@@ -245,6 +284,14 @@ func (r *Runner) attempt(d *TestData) core.AttemptID {
 
 func (r *Runner) effects(transitions []string, effs []core.Effect) []string {
 	var out []string
+	for _, eff := range effs {
+		if w, ok := eff.(core.WarmUp); ok {
+			if r.warmups == nil {
+				r.warmups = map[int]core.WarmUp{}
+			}
+			r.warmups[w.Round] = w
+		}
+	}
 	if len(transitions) > 0 {
 		out = append(out, "transition "+strings.Join(transitions, ", "))
 	}
@@ -346,10 +393,10 @@ func applyOptions(o core.Options, d *TestData, withReactive bool) (core.Options,
 		"wait": &o.ResourceWaitTimeout, "stab": &o.SubmissionStabilization, "exec-stab": &o.ExecutingStabilization,
 		"cooldown": &o.Cooldown, "max-interval": &o.ScalingIntervalMax, "trigger-delay": &o.MaxTriggerDelay,
 		"idle": &o.SlotIdleTimeout, "hb-interval": &o.HeartbeatInterval, "hb-timeout": &o.HeartbeatTimeout,
-		"block-timeout": &o.BlocklistDefaultTimeout,
+		"block-timeout": &o.BlocklistDefaultTimeout, "warmup": &o.WarmupTimeout,
 	}
 	ints := map[string]*int{"min-increase": &o.MinParallelismIncrease, "ckpt-failures": &o.MaxCheckpointFailures,
-		"history": &o.RescaleHistorySize}
+		"history": &o.RescaleHistorySize, "max-warmups": &o.MaxWarmupReplicas, "standbys": &o.NumStandbyReplicas}
 	for _, a := range d.Args {
 		val := ""
 		if len(a.Vals) > 0 {

@@ -170,3 +170,6 @@ func Slack(maxParallelism, parallelism, taskManagers int, factor float64) int {
 	_, hi := Bounds(maxParallelism, parallelism, factor)
 	return 2 * hi * taskManagers
 }
+
+// Holders returns the TaskManager holding every key group ("" where none does).
+func (p Placed) Holders(maxParallelism int) []string { return p.byKeyGroup(maxParallelism) }
