@@ -19,6 +19,13 @@
 // another parallelism is a range scan or one range deletion. The length prefix keeps one
 // state's keys from interleaving with another's whose name it prefixes.
 //
+// Map state keeps one entry per (key, user key): its key part is
+// uvarint(len(key)) | key | user key (AppendEntryKey), so a map is read, written and
+// cleared (one range deletion) entry by entry and never loaded whole. List state appends
+// without reading (Nested.Append): a Pebble merge with Pebble's default concatenating
+// merger, which BenchmarkListAppend measured at about 10x a read-modify-write for lists of
+// ~100 elements.
+//
 // # One Pebble instance per subtask
 //
 // The pebble backend opens one instance per subtask attempt (not one per slot), in a fresh

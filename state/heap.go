@@ -5,6 +5,9 @@ import "maps"
 // Heap is the hashmap backend: entries on the Go heap, per key group and state.
 type Heap struct {
 	groups map[int]map[string]map[string][]byte
+	// subs holds the entries of nested states (DeclareNested) per key: kg, state, key, sub.
+	subs   map[int]map[string]map[string]map[string][]byte
+	nested map[string]bool
 	closed bool
 }
 
@@ -18,6 +21,9 @@ func (h *Heap) Type() Type { return Hashmap }
 func (h *Heap) Get(kg int, state string, key []byte) ([]byte, bool, error) {
 	if h.closed {
 		return nil, false, ErrClosed
+	}
+	if h.nested[state] {
+		return h.flatGetEntry(kg, state, key)
 	}
 	v, ok := h.groups[kg][state][string(key)]
 	if !ok {
@@ -33,6 +39,9 @@ func (h *Heap) Put(kg int, state string, key, value []byte) error {
 	}
 	if err := checkKeyGroup(kg); err != nil {
 		return err
+	}
+	if h.nested[state] {
+		return h.flatPutEntry(kg, state, key, value)
 	}
 	states := h.groups[kg]
 	if states == nil {
@@ -53,13 +62,16 @@ func (h *Heap) Delete(kg int, state string, key []byte) error {
 	if h.closed {
 		return ErrClosed
 	}
+	if h.nested[state] {
+		return h.flatDeleteEntry(kg, state, key)
+	}
 	delete(h.groups[kg][state], string(key))
 	return nil
 }
 
 // Iterate visits one state's entries of key groups from..to.
 func (h *Heap) Iterate(state string, from, to int, fn func(kg int, key, value []byte) error) error {
-	return heapIterate(h.groups, h.closed, from, to, func(kg int, s string, k, v []byte) error {
+	return h.iterate(from, to, func(kg int, s string, k, v []byte) error {
 		if s != state {
 			return nil
 		}
@@ -69,18 +81,18 @@ func (h *Heap) Iterate(state string, from, to int, fn func(kg int, key, value []
 
 // IterateRange visits every entry of key groups from..to.
 func (h *Heap) IterateRange(from, to int, fn Entry) error {
-	return heapIterate(h.groups, h.closed, from, to, fn, nil)
+	return h.iterate(from, to, fn, nil)
 }
 
-func heapIterate(groups map[int]map[string]map[string][]byte, closed bool, from, to int, fn Entry, only *string) error {
-	if closed {
+func (h *Heap) iterate(from, to int, fn Entry, only *string) error {
+	if h.closed {
 		return ErrClosed
 	}
 	if err := checkRange(from, to); err != nil {
 		return err
 	}
 	for kg := from; kg <= to; kg++ {
-		for s, m := range groups[kg] {
+		for s, m := range h.groups[kg] {
 			if only != nil && s != *only {
 				continue
 			}
@@ -89,6 +101,9 @@ func heapIterate(groups map[int]map[string]map[string][]byte, closed bool, from,
 					return err
 				}
 			}
+		}
+		if err := h.iterateNested(kg, fn, only); err != nil {
+			return err
 		}
 	}
 	return nil
@@ -107,12 +122,12 @@ func (h *Heap) View() (View, error) {
 		}
 		c[kg] = cs
 	}
-	return &heapView{h: &Heap{groups: c}}, nil
+	return &heapView{h: &Heap{groups: c, subs: h.cloneSubs(), nested: maps.Clone(h.nested)}}, nil
 }
 
 // Close drops the state.
 func (h *Heap) Close() error {
-	h.groups, h.closed = nil, true
+	h.groups, h.subs, h.closed = nil, nil, true
 	return nil
 }
 
