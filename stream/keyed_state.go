@@ -163,6 +163,9 @@ func (s *KeyedState[K, S]) Range(fn func(K, *S) bool) {
 
 // Snapshot writes every entry under its key group.
 func (s *KeyedState[K, S]) Snapshot(rt Runtime, w StateWriter) error {
+	if s.be != nil && backendCovered(w, s.be) {
+		return s.err // the checkpoint takes the backend's entries itself
+	}
 	if s.be != nil {
 		err := s.be.Iterate(s.bname, rt.KeyGroupStart, rt.KeyGroupEnd, func(kg int, key, value []byte) error {
 			w.Keyed(s.name, kg, key, value)

@@ -19,11 +19,19 @@ func CheckpointDir(jobID string, id int64) string { return fmt.Sprintf("%s/chk-%
 // StateFileName is the name of one subtask's state file in its checkpoint directory.
 func StateFileName(vertex string, index int) string { return fmt.Sprintf("%s-%d.state", vertex, index) }
 
-// checkpoint snapshots the chain, forwards the barrier, writes the state file and acks. The
-// first checkpoint after the end of input is the subtask's final checkpoint; its state (and
-// that of any later one) is what the subtask acknowledges once it finished.
+// checkpoint takes the synchronous part of checkpoint id at its barrier and hands the
+// rest to the subtask's uploader (checkpoint_async.go): the operators write what they keep
+// outside the keyed state backend, the backend gives a point-in-time view, the barrier goes
+// downstream and the subtask goes on processing while the upload runs; the upload
+// acknowledges once the bytes are durable. The first checkpoint after the end of input is
+// the subtask's final checkpoint, taken and written synchronously; its state (and that of
+// any later one) is what the subtask acknowledges once it finished.
 func (t *task) checkpoint(ctx context.Context, id, ts int64) error {
 	w := &snapshot.Writer{}
+	async := !t.ended
+	if async && t.backend != nil {
+		w.CoverBackend(t.backend)
+	}
 	if t.reader != nil {
 		splits, err := t.reader.SnapshotState(id)
 		if err != nil {
@@ -43,27 +51,40 @@ func (t *task) checkpoint(ctx context.Context, id, ts int64) error {
 			return t.decline(id, fmt.Errorf("operator %q snapshot: %w", op.Name, err))
 		}
 	}
-	data := w.Encode(t.header(id))
-	if t.ended {
+	if !async {
 		t.final = w
 		if t.finalCkpt == 0 {
 			t.finalCkpt = id
 			t.log.Info("taking the final checkpoint", "checkpoint", id)
 		}
-	}
-	if err := t.router.barrier(id, ts); err != nil {
-		return err
-	}
-	if !t.claim(id) {
+		data := w.Encode(t.header(id))
+		if err := t.router.barrier(id, ts); err != nil {
+			return err
+		}
+		if !t.claim(id) {
+			return nil
+		}
+		handle, err := t.writeState(ctx, id, data)
+		if err != nil {
+			return t.decline(id, err)
+		}
+		t.metrics.stateSize.Store(handle.Size)
+		t.e.cfg.Reporter.CheckpointAck(t.a.id, id, t.vertex.ID, t.index, []StateHandle{handle})
 		return nil
 	}
-	handle, err := t.writeState(ctx, id, data)
+	up, err := t.prepareUpload(id, w)
 	if err != nil {
 		return t.decline(id, err)
 	}
-	t.metrics.stateSize.Store(handle.Size)
-	t.e.cfg.Reporter.CheckpointAck(t.a.id, id, t.vertex.ID, t.index, []StateHandle{handle})
-	return nil
+	if err := t.router.barrier(id, ts); err != nil {
+		up.release()
+		return err
+	}
+	if !t.claim(id) {
+		up.release()
+		return nil
+	}
+	return t.enqueueUpload(ctx, up)
 }
 
 func (t *task) header(id int64) snapshot.Header {

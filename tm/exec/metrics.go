@@ -43,6 +43,8 @@ type taskMetrics struct {
 	hasWatermark          atomic.Bool
 	alignment             atomic.Int64 // nanoseconds
 	stateSize             atomic.Int64
+	asyncDuration         atomic.Int64 // last checkpoint's background part, nanoseconds
+	uploadWaits           atomic.Int64 // barriers that waited for the previous upload
 
 	mu       sync.Mutex
 	outputs  []*netplane.Output

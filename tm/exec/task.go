@@ -28,6 +28,7 @@ type task struct {
 	maxP            int
 	kgStart, kgEnd  int
 	backend         state.Backend // keyed state (nil: hashmap)
+	uploads         *uploads      // background checkpoint uploads (checkpoint_async.go)
 	log             *slog.Logger
 	mail            *mailbox
 	finished        atomic.Bool
@@ -319,6 +320,7 @@ func (t *task) openOperators(ctx context.Context, restore stateSource) error {
 }
 
 func (t *task) closeOperators() {
+	t.stopUploads()
 	if t.reader != nil {
 		if err := t.reader.Close(); err != nil {
 			t.log.Warn("closing source reader", "err", err)

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sort"
 
+	"github.com/tidestream/tide/state"
 	"github.com/tidestream/tide/stream"
 )
 
@@ -69,9 +70,12 @@ type Block struct {
 // Writer collects the state of the operators of one subtask.
 type Writer struct {
 	ops []*opWriter
+	// backend is the keyed state backend whose entries the writer takes itself (CoverBackend).
+	backend state.Backend
 }
 
 type opWriter struct {
+	w     *Writer
 	id    string
 	keyed map[string]map[int][]byte
 	lists map[string]*listBuf
@@ -89,7 +93,7 @@ func (w *Writer) Operator(id string) stream.StateWriter {
 			return o
 		}
 	}
-	o := &opWriter{id: id, keyed: map[string]map[int][]byte{}, lists: map[string]*listBuf{}}
+	o := &opWriter{w: w, id: id, keyed: map[string]map[int][]byte{}, lists: map[string]*listBuf{}}
 	w.ops = append(w.ops, o)
 	return o
 }
@@ -121,8 +125,21 @@ func (o *opWriter) List(state string, mode stream.ListMode, item stream.ListItem
 
 // Encode returns the file's bytes; h.Operators is filled in from the collected state.
 func (w *Writer) Encode(h Header) []byte {
+	data, index := w.layout()
+	h.Operators = index.ops
+	hb := appendHeader(nil, h)
+	out := make([]byte, 0, len(Magic)+1+binary.MaxVarintLen64+len(hb)+len(data))
+	out = append(out, Magic...)
+	out = append(out, Version)
+	out = binary.AppendUvarint(out, uint64(len(hb)))
+	out = append(out, hb...)
+	return append(out, data...)
+}
+
+// layout lays the collected state out as the data section and its index.
+func (w *Writer) layout() ([]byte, *layoutIndex) {
 	var data []byte
-	h.Operators = nil
+	index := &layoutIndex{}
 	for _, o := range w.ops {
 		oi := OperatorIndex{ID: o.id}
 		for _, name := range sortedKeys(o.keyed) {
@@ -144,15 +161,9 @@ func (w *Writer) Encode(h Header) []byte {
 			oi.Lists = append(oi.Lists, ListIndex{State: name, Mode: l.mode, Block: Block{Offset: int64(len(data)), Length: int64(len(l.buf))}})
 			data = append(data, l.buf...)
 		}
-		h.Operators = append(h.Operators, oi)
+		index.ops = append(index.ops, oi)
 	}
-	hb := appendHeader(nil, h)
-	out := make([]byte, 0, len(Magic)+1+binary.MaxVarintLen64+len(hb)+len(data))
-	out = append(out, Magic...)
-	out = append(out, Version)
-	out = binary.AppendUvarint(out, uint64(len(hb)))
-	out = append(out, hb...)
-	return append(out, data...)
+	return data, index
 }
 
 func sortedKeys[V any](m map[string]V) []string {
