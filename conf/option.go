@@ -138,9 +138,17 @@ func Lookup(key string) (*Spec, bool) {
 	return s, ok
 }
 
-// openPrefixes are key prefixes whose sub-keys are free-form (named reporters); keys under them
-// are passed through without an unknown-key warning.
-var openPrefixes = []string{"metrics.reporter."}
+// openPrefixes are key prefixes whose sub-keys are free-form (named reporters, Flink's
+// environment variables of the AM and TaskManager containers); keys under them are passed
+// through without an unknown-key warning.
+var openPrefixes = []string{"metrics.reporter.", ContainerizedMasterEnvPrefix, ContainerizedTaskManagerEnvPrefix}
+
+// Flink's prefixes of environment variables set in the AM's (master's) and the TaskManagers'
+// containers on Kubernetes: containerized.master.env.KUBECONFIG=/path sets KUBECONFIG.
+const (
+	ContainerizedMasterEnvPrefix      = "containerized.master.env."
+	ContainerizedTaskManagerEnvPrefix = "containerized.taskmanager.env."
+)
 
 func isOpenKey(key string) bool {
 	for _, p := range openPrefixes {

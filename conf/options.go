@@ -624,7 +624,7 @@ var (
 	// KubernetesServiceAccount is the service account of the AM and TaskManager pods.
 	KubernetesServiceAccount = declare[string](Spec{
 		Key: "kubernetes.service-account", Default: "default",
-		Description: "Service account of the AM and TaskManager pods; the AM's needs to create, list, watch and delete pods and list nodes.",
+		Description: "Service account of the AM and TaskManager pods; the AM's needs to create, list, watch and delete pods and list nodes. Unset, tide run --target kubernetes-application creates one named <cluster-id> with the Role the AM needs; set, the account must exist and have those rights.",
 	}, stringType{check: checkNonEmpty, want: "a service account name"})
 
 	// KubernetesTaskManagerCPU is the CPU request and limit of a TaskManager pod.
@@ -633,11 +633,30 @@ var (
 		Description: "CPU of each TaskManager pod (request and limit); -1 uses taskmanager.numberOfTaskSlots.",
 	}, floatType{-1, math.Inf(1)})
 
-	// KubernetesTideBinary is the tide binary's path inside the image.
+	// KubernetesTideBinary is the tide binary's path inside the image (Flink's
+	// kubernetes.entry.path, there the image's entry script).
 	KubernetesTideBinary = declare[string](Spec{
-		Key: "kubernetes.tide.binary", Default: "/opt/tide/bin/tide",
-		Description: "Path of the tide binary inside kubernetes.container.image; TaskManager pods run it as their command.",
+		Key: "kubernetes.entry.path", Default: "/opt/tide/bin/tide", Fallback: []string{"kubernetes.tide.binary"},
+		Description: "Path of the tide binary inside kubernetes.container.image; the AM and TaskManager pods run it as their command (Flink's key, where it names the image's entry script).",
 	}, stringType{check: checkNonEmpty, want: "a path"})
+
+	// KubernetesRestServiceExposedType is the type of the cluster's REST Service.
+	KubernetesRestServiceExposedType = declare[string](Spec{
+		Key: "kubernetes.rest-service.exposed.type", Default: "ClusterIP",
+		Description: "Type of the Service in front of the AM's REST and RPC ports: ClusterIP (reach it with kubectl port-forward), NodePort or LoadBalancer (tide commands with -m kubernetes:<cluster-id> then use the Service's address).",
+	}, enumType{values: []string{"ClusterIP", "NodePort", "LoadBalancer"}})
+
+	// KubernetesConfigFile is the kubeconfig the client uses.
+	KubernetesConfigFile = declare[string](Spec{
+		Key:         "kubernetes.config.file",
+		Description: "kubeconfig file of the client commands (tide run --target kubernetes-application, -m kubernetes:<cluster-id>). Unset: $KUBECONFIG, else ~/.kube/config; in a pod, its service account.",
+	}, stringType{})
+
+	// KubernetesJobManagerCPU is the CPU request and limit of the AM pod.
+	KubernetesJobManagerCPU = declare[float64](Spec{
+		Key: "kubernetes.jobmanager.cpu", Default: "1.0", Unit: "cores",
+		Description: "CPU of the AM pod (request and limit).",
+	}, floatType{0.001, math.Inf(1)})
 
 	// KubernetesConfDir is where pods mount the cluster's ConfigMap holding flink-conf.yaml.
 	KubernetesConfDir = declare[string](Spec{

@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"strconv"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -74,6 +75,30 @@ func RESTConfig() (*rest.Config, error) {
 	return c, nil
 }
 
+// driverOwner is the owner of the TaskManager pods: the AM's Deployment when it runs from one
+// (the pods outlive an AM pod that is replaced, for the next AM to adopt), else the AM's pod.
+func driverOwner(ctx context.Context, client kubernetes.Interface, ns string, log *slog.Logger) (*metav1.OwnerReference, error) {
+	octx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	yes := true
+	if name := os.Getenv(EnvAMDeployment); name != "" {
+		d, err := client.AppsV1().Deployments(ns).Get(octx, name, metav1.GetOptions{})
+		if err != nil {
+			return nil, fmt.Errorf("the AM's Deployment %s/%s (%s), owner of the TaskManager pods: %w", ns, name, EnvAMDeployment, err)
+		}
+		return &metav1.OwnerReference{APIVersion: "apps/v1", Kind: "Deployment", Name: d.Name, UID: d.UID, Controller: &yes, BlockOwnerDeletion: &yes}, nil
+	}
+	if name := os.Getenv(EnvAMPodName); name != "" {
+		self, err := client.CoreV1().Pods(ns).Get(octx, name, metav1.GetOptions{})
+		if err != nil {
+			return nil, fmt.Errorf("the AM's own pod %s/%s (%s), owner of the TaskManager pods: %w", ns, name, EnvAMPodName, err)
+		}
+		return &metav1.OwnerReference{APIVersion: "v1", Kind: "Pod", Name: self.Name, UID: self.UID, Controller: &yes, BlockOwnerDeletion: &yes}, nil
+	}
+	log.Warn("the AM does not know its pod: TaskManager pods get no owner and outlive a deleted AM", "env", EnvAMPodName)
+	return nil, nil
+}
+
 // NewDriverFromConf assembles the kube driver of an AM from the configuration: the
 // kubernetes.* keys, the TaskManagers' size, the AM's RPC address and its own pod (the
 // owner of every TaskManager pod).
@@ -93,7 +118,7 @@ func NewDriverFromConf(ctx context.Context, cfg *conf.Config, client kubernetes.
 	if err != nil {
 		return nil, fmt.Errorf("the AM's RPC address %s: %w", rpc, err)
 	}
-	if ip := os.Getenv("TIDE_KUBERNETES_AM_POD_IP"); ip != "" && (host == "0.0.0.0" || host == "::") {
+	if ip := os.Getenv(EnvAMPodIP); ip != "" && (host == "0.0.0.0" || host == "::") {
 		host = ip
 	}
 	port, _ := strconv.Atoi(portStr)
@@ -116,17 +141,16 @@ func NewDriverFromConf(ctx context.Context, cfg *conf.Config, client kubernetes.
 		AMHost: host, AMPort: port, JobID: jobID, AMRun: amRun,
 		Env: map[string]string{"TIDE_LOG_LEVEL": os.Getenv("TIDE_LOG_LEVEL")},
 	}
-	if name := os.Getenv(EnvAMPodName); name != "" {
-		octx, cancel := context.WithTimeout(ctx, 30*time.Second)
-		defer cancel()
-		self, err := client.CoreV1().Pods(ns).Get(octx, name, metav1.GetOptions{})
-		if err != nil {
-			return nil, fmt.Errorf("the AM's own pod %s/%s (%s), owner of the TaskManager pods: %w", ns, name, EnvAMPodName, err)
+	owner, err := driverOwner(ctx, client, ns, log)
+	if err != nil {
+		return nil, err
+	}
+	spec.Owner = owner
+	spec.InCluster = os.Getenv(EnvAMDeployment) != ""
+	for k, v := range cfg.Map() {
+		if name, ok := strings.CutPrefix(k, conf.ContainerizedTaskManagerEnvPrefix); ok && name != "" {
+			spec.Env[name] = v
 		}
-		yes := true
-		spec.Owner = &metav1.OwnerReference{APIVersion: "v1", Kind: "Pod", Name: self.Name, UID: self.UID, Controller: &yes, BlockOwnerDeletion: &yes}
-	} else {
-		log.Warn("the AM does not know its pod: TaskManager pods get no owner and outlive a deleted AM", "env", EnvAMPodName)
 	}
 	return NewDriver(DriverConfig{Client: client, Namespace: ns, Pod: spec, Logger: log})
 }

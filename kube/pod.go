@@ -17,6 +17,8 @@ const (
 	EnvPodNodeID = "TIDE_POD_NODE_ID"
 	EnvPodIP     = "TIDE_POD_IP"
 	EnvPodName   = "TIDE_POD_NAME"
+	// EnvAMAddressFile is tm/worker's: the URI of the file naming the AM's RPC address.
+	EnvAMAddressFile = "TIDE_AM_ADDRESS_FILE"
 )
 
 // containerName is the TaskManager container's name in every pod.
@@ -48,6 +50,11 @@ type PodSpec struct {
 	Owner *metav1.OwnerReference
 	// Env is extra environment for every TaskManager container.
 	Env map[string]string
+	// InCluster: the AM runs from a cluster's Deployment (tide run --target
+	// kubernetes-application). TaskManagers then take the internal secret from the
+	// cluster's Secret and follow the AM's address through the status ConfigMap, mounted
+	// at StatusDir, across AM restarts.
+	InCluster bool
 }
 
 // NodeAffinity is the one required term keeping a pod off blocked nodes:
@@ -123,11 +130,23 @@ func (s PodSpec) Build(name string, attempt int, blocked []string) (*corev1.Pod,
 	for _, k := range keys {
 		env = append(env, corev1.EnvVar{Name: k, Value: s.Env[k]})
 	}
+	mounts := []corev1.VolumeMount{{Name: "tide-config", MountPath: s.ConfDir, ReadOnly: true}}
+	optional := true
+	volumes := []corev1.Volume{{Name: "tide-config", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
+		LocalObjectReference: corev1.LocalObjectReference{Name: configMapName(s.ClusterID)}, Optional: &optional,
+	}}}}
+	if s.InCluster {
+		env = append(env, secretEnv(s.ClusterID),
+			corev1.EnvVar{Name: EnvAMAddressFile, Value: "file://" + StatusDir + "/" + StatusRPCAddress})
+		mounts = append(mounts, corev1.VolumeMount{Name: "tide-status", MountPath: StatusDir, ReadOnly: true})
+		volumes = append(volumes, corev1.Volume{Name: "tide-status", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
+			LocalObjectReference: corev1.LocalObjectReference{Name: StatusConfigMapName(s.ClusterID)}, Optional: &optional,
+		}}})
+	}
 	res := corev1.ResourceList{
 		corev1.ResourceCPU:    *resource.NewMilliQuantity(int64(cpu*1000+0.5), resource.DecimalSI),
 		corev1.ResourceMemory: *resource.NewQuantity(s.MemoryMB<<20, resource.BinarySI),
 	}
-	optional := true
 	p := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: lbl},
 		Spec: corev1.PodSpec{
@@ -138,11 +157,9 @@ func (s PodSpec) Build(name string, attempt int, blocked []string) (*corev1.Pod,
 				Name: containerName, Image: s.Image, ImagePullPolicy: s.PullPolicy,
 				Command: []string{s.Command[0]}, Args: args, Env: env,
 				Resources:    corev1.ResourceRequirements{Requests: res, Limits: res},
-				VolumeMounts: []corev1.VolumeMount{{Name: "tide-config", MountPath: s.ConfDir, ReadOnly: true}},
+				VolumeMounts: mounts,
 			}},
-			Volumes: []corev1.Volume{{Name: "tide-config", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
-				LocalObjectReference: corev1.LocalObjectReference{Name: configMapName(s.ClusterID)}, Optional: &optional,
-			}}}},
+			Volumes: volumes,
 		},
 	}
 	if s.Owner != nil {
