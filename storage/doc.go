@@ -14,9 +14,14 @@
 //	                   └─Abort───► delete the temporary file
 //
 // The HDFS writer keeps up to Options.BufferSize bytes in memory and the rest of a bigger file
-// in a local spill file (Options.SpillDir), so memory stays bounded and Commit can always upload
-// the file as one retryable unit (temporary file, close, rename): a NotReplicatedYetException
-// between blocks, a namenode restart or a datanode hiccup during Commit repeats the whole upload.
+// in a local spill file (Options.SpillDir), so memory stays bounded and Commit can replay any
+// part of the file. A file of up to two blocks goes up as one retryable unit (temporary file,
+// close, rename); a namenode restart or a datanode hiccup repeats that upload. A bigger file
+// goes up in block-aligned sessions (create or append, write, complete): when one fails, the
+// namenode is asked to recover the temporary file's lease, which closes it at the length the
+// datanodes acknowledged, and the next session appends from there, so a failure re-sends at
+// most about a block; after the namenode refuses a block as not replicated yet, the sessions
+// shrink to two blocks, which it cannot refuse (hdfs_upload.go).
 //
 // Every remote call runs through a retry loop: transient errors (namenode in safe mode,
 // connection refused or reset while the namenode restarts, datanode pipeline errors) are retried

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"net"
 	"os"
 	"path"
 	"path/filepath"
@@ -13,11 +14,28 @@ import (
 	"github.com/colinmarc/hdfs/v2"
 )
 
-// SetUploadFault makes every upload attempt of s's writers write through wrap (attempt counts
-// from 1 per writer); s must be an HDFS storage.
-func SetUploadFault(s Storage, wrap func(attempt int, w io.Writer) io.Writer) {
+// SetUploadFault makes every upload session of s's writers write through wrap (session counts
+// from 1 per writer: each whole upload of a file of up to SessionBlocks blocks, each block
+// session of a bigger one); s must be an HDFS storage.
+func SetUploadFault(s Storage, wrap func(session int, w io.Writer) io.Writer) {
 	s.(*hdfsStorage).wrapUpload = wrap
 }
+
+// SetDatanodeConn makes every datanode connection of s go through wrap.
+func SetDatanodeConn(s Storage, wrap func(net.Conn) net.Conn) {
+	s.(*hdfsStorage).wrapDatanode = wrap
+}
+
+// SetSessionBytes fixes the bytes per upload session of s's block uploads (rounded up to
+// whole blocks); negative makes every upload one session long (as uploads were before block
+// sessions), 0 restores the default.
+func SetSessionBytes(s Storage, n int64) {
+	s.(*hdfsStorage).sessionBytes = n
+}
+
+// SessionBlocks is how many blocks an upload session writes after the namenode refused a
+// block as not replicated yet, and the size up to which a file goes up in one attempt.
+const SessionBlocks = sessionBlocks
 
 // RawNames lists dir of an HDFS storage including uncommitted temporary files.
 func RawNames(ctx context.Context, s Storage, dir string) ([]string, error) {

@@ -34,9 +34,14 @@ type hdfsStorage struct {
 
 	lastDial atomic.Pointer[dialError] // most recent namenode dial error, for classification
 
-	// wrapUpload, when set (by tests), wraps the destination of each upload attempt of a writer
-	// (attempt counts from 1).
-	wrapUpload func(attempt int, w io.Writer) io.Writer
+	// wrapUpload, when set (by tests), wraps the destination of each upload session of a writer
+	// (a whole upload of a small file, one block session of a big one; counted from 1).
+	wrapUpload func(session int, w io.Writer) io.Writer
+	// wrapDatanode, when set (by tests), wraps every datanode connection.
+	wrapDatanode func(net.Conn) net.Conn
+	// sessionBytes, when set (by tests and benchmarks), overrides the bytes per upload session
+	// of a block upload (rounded up to whole blocks); negative means one session per file.
+	sessionBytes int64
 }
 
 type dialError struct{ err error }
@@ -121,7 +126,13 @@ func (s *hdfsStorage) getClient() (*hdfs.Client, error) {
 			}
 			return &deadlineConn{Conn: conn, timeout: s.opts.RPCTimeout}, nil
 		},
-		DatanodeDialFunc: dialer.DialContext,
+		DatanodeDialFunc: func(ctx context.Context, network, addr string) (net.Conn, error) {
+			conn, err := dialer.DialContext(ctx, network, addr)
+			if err != nil {
+				return nil, err
+			}
+			return s.datanodeConn(conn), nil
+		},
 	})
 	if err != nil {
 		return nil, fmt.Errorf("connecting to namenode %v as %q: %w", s.addrs, s.user, err)

@@ -72,7 +72,7 @@ func classifyHDFS(err error, lastDial error) class {
 	if c, ok := classifyCommon(err); ok {
 		return c
 	}
-	if errors.Is(err, hdfs.ErrReplicating) {
+	if errors.Is(err, hdfs.ErrReplicating) || errors.Is(err, errLeaseRecoveryPending) || errors.Is(err, errUploadCut) {
 		return class{transient: true}
 	}
 	if strings.Contains(err.Error(), noNamenodeMessage) {

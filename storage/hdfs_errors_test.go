@@ -12,6 +12,9 @@ import (
 	"testing"
 
 	"github.com/colinmarc/hdfs/v2"
+	"google.golang.org/protobuf/encoding/protowire"
+
+	"github.com/tidestream/tide/yarn/ipc"
 )
 
 // fakeRemote is a namenode exception as colinmarc/hdfs reports it.
@@ -53,6 +56,10 @@ func TestClassifyHDFS(t *testing.T) {
 		{"eof", io.EOF, nil, class{transient: true, reconnect: true}},
 		{"closed", net.ErrClosed, nil, class{transient: true, reconnect: true}},
 		{"invalid", fmt.Errorf("x: %w", fs.ErrInvalid), nil, class{}},
+		{"lease recovery pending", fmt.Errorf("/x after 2m0s: %w", errLeaseRecoveryPending), nil, class{transient: true}},
+		{"abandoned upload session", fmt.Errorf("dial: %w", errUploadCut), nil, class{transient: true}},
+		{"namenode exception over tide's IPC", fmt.Errorf("recovering: %w", ipcRemote{&ipc.RemoteError{
+			Method: "recoverLease", Class: "java.io.FileNotFoundException", Message: "File does not exist: /x"}}), nil, class{kind: ErrNotFound}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -72,4 +79,47 @@ func TestDescribeRemote(t *testing.T) {
 	if describeRemote(nil) != nil || describeRemote(io.EOF) != io.EOF {
 		t.Fatal("describeRemote changed a nil or non-remote error")
 	}
+}
+
+func TestBoolResult(t *testing.T) {
+	tag := func(num protowire.Number, typ protowire.Type) []byte { return protowire.AppendTag(nil, num, typ) }
+	for _, tc := range []struct {
+		name  string
+		reply []byte
+		v, ok bool
+	}{
+		{"true", protowire.AppendVarint(tag(1, protowire.VarintType), 1), true, true},
+		{"false", protowire.AppendVarint(tag(1, protowire.VarintType), 0), false, true},
+		{"other field first", append(protowire.AppendString(tag(2, protowire.BytesType), "x"),
+			protowire.AppendVarint(tag(1, protowire.VarintType), 1)...), true, true},
+		{"empty", nil, false, false},
+		{"truncated varint", append(tag(1, protowire.VarintType), 0x80), false, false},
+		{"garbage", []byte{0xff, 0xff, 0xff}, false, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if v, ok := boolResult(tc.reply); v != tc.v || ok != tc.ok {
+				t.Fatalf("boolResult(%x) = %v, %v; want %v, %v", tc.reply, v, ok, tc.v, tc.ok)
+			}
+		})
+	}
+}
+
+// FuzzBoolResult feeds arbitrary namenode replies to the reply decoder: it never panics, and
+// a reply it accepts re-encodes to the same answer.
+func FuzzBoolResult(f *testing.F) {
+	f.Add(protowire.AppendVarint(protowire.AppendTag(nil, 1, protowire.VarintType), 1))
+	f.Add([]byte{0x12, 0x01, 'x', 0x08, 0x00})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		v, ok := boolResult(b)
+		if !ok {
+			return
+		}
+		x := uint64(0)
+		if v {
+			x = 1
+		}
+		if w, ok := boolResult(protowire.AppendVarint(protowire.AppendTag(nil, 1, protowire.VarintType), x)); !ok || w != v {
+			t.Fatalf("re-encoded %v decodes as %v, %v", v, w, ok)
+		}
+	})
 }

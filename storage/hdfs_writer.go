@@ -13,11 +13,11 @@ import (
 )
 
 // hdfsWriter collects the file's bytes in a spillBuffer (memory up to Options.BufferSize, a
-// local temporary file beyond) and uploads them on Commit. Because the bytes can always be
-// replayed, a transient failure anywhere in the upload (the namenode refusing the next block
-// with NotReplicatedYetException, a datanode dropping the pipeline, a namenode restart or
-// safe mode) repeats the whole upload under the storage's bounded backoff. colinmarc/hdfs
-// cannot resume a FileWriter, so a whole repeat is the only retry there is.
+// local temporary file beyond) and uploads them on Commit to a temporary file, which it then
+// renames into place. A file of up to sessionBlocks blocks is uploaded in one go (the namenode
+// cannot refuse its second block as not replicated yet), and a transient failure repeats that
+// upload under the storage's bounded backoff. A bigger file goes up in block-aligned sessions
+// (blockUpload): a failure costs only what its session had not got acknowledged.
 type hdfsWriter struct {
 	s    *hdfsStorage
 	ctx  context.Context // Create's context: once it ends, the writer can neither write nor commit
@@ -26,7 +26,7 @@ type hdfsWriter struct {
 	data     *spillBuffer
 	copyBuf  []byte // replay buffer, allocated on the first upload of a spilled file
 	tmp      string // name of the HDFS temporary file of the latest attempt, if any
-	attempts int    // uploads started
+	sessions int    // uploads (small files) or upload sessions (block uploads) started
 	failed   error  // sticky: writing to the spill buffer failed
 	done     bool
 }
@@ -65,7 +65,19 @@ func (w *hdfsWriter) Commit(ctx context.Context) error {
 	}
 	cctx, cancel := w.commitContext(ctx)
 	defer cancel()
-	err := w.s.call(cctx, "commit", w.name, func(c *hdfs.Client) error { return w.upload(cctx, c) })
+	var blockSize int64
+	err := w.s.call(cctx, "commit", w.name, func(c *hdfs.Client) error {
+		d, err := c.ServerDefaults()
+		blockSize = d.BlockSize
+		return err
+	})
+	switch {
+	case err != nil:
+	case blockSize > 0 && w.data.Size() > sessionBlocks*blockSize:
+		err = w.uploadBlocks(cctx, blockSize)
+	default:
+		err = w.s.call(cctx, "commit", w.name, func(c *hdfs.Client) error { return w.upload(cctx, c) })
+	}
 	if err != nil {
 		// Remove the temporary file even when ctx has ended, within the usual RPC bound.
 		dctx, dcancel := context.WithTimeout(context.WithoutCancel(ctx), w.s.opts.RPCTimeout)
@@ -83,11 +95,11 @@ func (w *hdfsWriter) commitContext(ctx context.Context) (context.Context, contex
 }
 
 // upload writes every byte to a fresh temporary file, closes it and renames it into place: one
-// attempt of the commit.
+// attempt of the commit of a file of at most sessionBlocks blocks.
 func (w *hdfsWriter) upload(ctx context.Context, c *hdfs.Client) error {
-	w.attempts++
-	if w.attempts > 1 {
-		w.s.r.log.Info("storage: uploading the whole file again", "path", w.uri(), "attempt", w.attempts,
+	w.sessions++
+	if w.sessions > 1 {
+		w.s.r.log.Info("storage: uploading the whole file again", "path", w.uri(), "attempt", w.sessions,
 			"bytes", w.data.Size(), "spilled", w.data.Spilled())
 	}
 	fw, err := w.createTemp(c)
@@ -97,10 +109,7 @@ func (w *hdfsWriter) upload(ctx context.Context, c *hdfs.Client) error {
 	if dl, ok := w.deadline(ctx); ok {
 		_ = fw.SetDeadline(dl) // only fails for a broken block writer, which Write reports
 	}
-	var dst io.Writer = fw
-	if w.s.wrapUpload != nil {
-		dst = w.s.wrapUpload(w.attempts, dst)
-	}
+	dst := w.uploadDest(fw)
 	if w.data.Spilled() && w.copyBuf == nil {
 		w.copyBuf = make([]byte, spillChunk)
 	}
@@ -112,6 +121,14 @@ func (w *hdfsWriter) upload(ctx context.Context, c *hdfs.Client) error {
 		return err
 	}
 	return w.s.renameOver(c, w.tmp, w.name)
+}
+
+// uploadDest is where the current upload session writes: fw, or what tests wrap it in.
+func (w *hdfsWriter) uploadDest(fw *hdfs.FileWriter) io.Writer {
+	if w.s.wrapUpload != nil {
+		return w.s.wrapUpload(w.sessions, fw)
+	}
+	return fw
 }
 
 // deadline is the earlier of the deadlines of ctx and of the writer's Create context.
@@ -136,20 +153,40 @@ func (w *hdfsWriter) createTemp(c *hdfs.Client) (*hdfs.FileWriter, error) {
 	return c.Create(p)
 }
 
-// closeFile closes fw, repeating while the namenode says the last block is still replicating
-// (what the Java client does too).
+// Waits of closeFile for the namenode's complete. Hadoop's client retries complete (as it
+// retries addBlock) dfs.client.block.write.locateFollowingBlock.retries (5) times, waiting
+// ...initial.delay.ms (400 ms) doubled each time: 12.4 s in all. tide allows the same total
+// but starts at 10 ms: in a block upload every session ends with a complete, which usually
+// waits only for the datanode's incremental block report, a few milliseconds.
+const (
+	completeFirstWait = 10 * time.Millisecond
+	completeMaxWait   = time.Second
+	completeBudget    = 12400 * time.Millisecond
+)
+
+// closeFile closes fw, repeating while the namenode answers that the last block is not yet
+// minimally replicated (complete returned false). That answer comes after the namenode has
+// committed the last block, so the repeated complete, which colinmarc/hdfs sends without the
+// last block (its FileWriter forgets the block once it is finalized), needs none. Any other
+// error is returned at once: closing again after a failed block finish would commit the block
+// at the length written rather than the length acknowledged.
 func closeFile(ctx context.Context, fw *hdfs.FileWriter) error {
-	for i := 0; ; i++ {
+	waited := time.Duration(0)
+	for wait := completeFirstWait; ; wait = min(2*wait, completeMaxWait) {
 		err := fw.Close()
-		if err == nil || !errors.Is(err, hdfs.ErrReplicating) || i >= 20 {
-			if err != nil {
-				return fmt.Errorf("closing the temporary file: %w", err)
-			}
+		if err == nil {
 			return nil
 		}
-		if err := sleepCtx(ctx, defaultInitialBackoff/4<<min(i, 4)); err != nil {
+		if !errors.Is(err, hdfs.ErrReplicating) || waited >= completeBudget {
+			if waited > 0 {
+				return fmt.Errorf("closing the temporary file (complete refused for %s): %w", waited.Round(time.Millisecond), err)
+			}
+			return fmt.Errorf("closing the temporary file: %w", err)
+		}
+		if err := sleepCtx(ctx, wait); err != nil {
 			return err
 		}
+		waited += wait
 	}
 }
 

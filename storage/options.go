@@ -21,8 +21,8 @@ type Options struct {
 	// (default 60 s).
 	RPCTimeout time.Duration
 	// BufferSize is how many bytes an HDFS writer keeps in memory (default 8 MiB); a bigger
-	// file goes to a local spill file in SpillDir. Either way Commit uploads the whole file and
-	// can repeat the upload after a transient error. Negative means always spill.
+	// file goes to a local spill file in SpillDir. Either way Commit can replay any part of the
+	// file after a transient error. Negative means always spill.
 	BufferSize int
 	// SpillDir is the local directory of HDFS writers' spill files; "" means os.TempDir().
 	// Spill files are unlinked as soon as they are created and closed on Commit or Abort.

@@ -100,17 +100,26 @@ func (b *spillBuffer) dirName() string {
 // WriteTo writes every byte from the start to w, using buf (spillChunk bytes or more) to copy
 // from the spill file. It may be called again after a failure.
 func (b *spillBuffer) WriteTo(w io.Writer, buf []byte) (int64, error) {
+	return b.WriteRange(w, buf, 0, b.size)
+}
+
+// WriteRange writes bytes [off, end) to w, using buf (spillChunk bytes or more) to copy from
+// the spill file. It may be called again, for any range, after a failure.
+func (b *spillBuffer) WriteRange(w io.Writer, buf []byte, off, end int64) (int64, error) {
+	if off < 0 || end > b.size || off > end {
+		return 0, fmt.Errorf("spill buffer: range [%d, %d) outside its %d bytes", off, end, b.size)
+	}
+	if off == end {
+		return 0, nil // an empty write would make colinmarc/hdfs allocate an empty block
+	}
 	if b.f == nil {
-		if len(b.mem) == 0 {
-			return 0, nil // an empty write would make colinmarc/hdfs allocate an empty block
-		}
-		n, err := w.Write(b.mem)
+		n, err := w.Write(b.mem[off:end])
 		return int64(n), err
 	}
 	if err := b.fw.Flush(); err != nil {
 		return 0, fmt.Errorf("writing spill file %s: %w", b.f.Name(), err)
 	}
-	r := io.NewSectionReader(b.f, 0, b.size)
+	r := io.NewSectionReader(b.f, off, end-off)
 	var written int64
 	for {
 		n, rerr := r.Read(buf)
@@ -125,7 +134,7 @@ func (b *spillBuffer) WriteTo(w io.Writer, buf []byte) (int64, error) {
 			return written, nil
 		}
 		if rerr != nil {
-			return written, fmt.Errorf("reading spill file %s at byte %d: %w", b.f.Name(), written, rerr)
+			return written, fmt.Errorf("reading spill file %s at byte %d: %w", b.f.Name(), off+written, rerr)
 		}
 	}
 }

@@ -77,6 +77,20 @@ func TestSpillBuffer(t *testing.T) {
 					t.Fatalf("replay %d: WriteTo = %d bytes, %v; want the %d bytes written", replay, n, err, len(data))
 				}
 			}
+			// Ranges, as block upload sessions replay them: any range, in any order.
+			for _, r := range [][2]int{{len(data) / 3, len(data)}, {0, len(data) / 3}, {len(data) / 2, len(data)/2 + 1}, {len(data), len(data)}} {
+				if r[1] > len(data) || r[0] > r[1] {
+					continue
+				}
+				var out bytes.Buffer
+				n, err := b.WriteRange(&out, buf, int64(r[0]), int64(r[1]))
+				if err != nil || n != int64(r[1]-r[0]) || !bytes.Equal(out.Bytes(), data[r[0]:r[1]]) {
+					t.Fatalf("WriteRange(%d, %d) = %d bytes, %v; want bytes %d-%d", r[0], r[1], n, err, r[0], r[1])
+				}
+			}
+			if _, err := b.WriteRange(&bytes.Buffer{}, buf, 0, int64(len(data))+1); err == nil {
+				t.Fatalf("WriteRange past the end: no error")
+			}
 			entries, err := os.ReadDir(dir)
 			if err != nil {
 				t.Fatal(err)
