@@ -3,10 +3,6 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -21,82 +17,22 @@ var (
 )
 
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "tide-e2e-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	tideBin = filepath.Join(dir, "tide")
-	otherBin = filepath.Join(dir, "tide-other")
-	for _, b := range []struct{ out, ldflags string }{
-		{tideBin, ""},
-		{otherBin, "-X github.com/tidestream/tide/rpc.buildID=some-other-build"},
-	} {
-		cmd := exec.Command("go", "build", "-ldflags", b.ldflags, "-o", b.out, "github.com/tidestream/tide/cmd/tide")
-		cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
-		if err := cmd.Run(); err != nil {
-			fmt.Fprintf(os.Stderr, "building %s: %v\n", b.out, err)
-			os.Exit(1)
-		}
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
+	testkit.MainWithTide(m, testkit.TideBuild{Bin: &tideBin},
+		testkit.TideBuild{Bin: &otherBin, LDFlags: "-X github.com/tidestream/tide/rpc.buildID=some-other-build"})
 }
 
-// reactive are the settings every cluster of these tests uses: reactive mode, rescale
-// at once, and a heartbeat timeout far beyond any test deadline, so a TaskManager's loss
-// can only be noticed through its dropped connection.
-func reactive(ckptDir string, interval string) []string {
-	return []string{
-		"execution-mode=reactive",
-		"jobmanager.adaptive-scheduler.executing.cooldown-after-rescaling=0 s",
-		"jobmanager.adaptive-scheduler.executing.resource-stabilization-timeout=0 s",
-		"heartbeat.timeout=30 min",
-		"restart-strategy.type=fixed-delay",
-		"restart-strategy.fixed-delay.attempts=1000",
-		"restart-strategy.fixed-delay.delay=10 ms",
-		"state.checkpoints.dir=file://" + ckptDir,
-		"execution.checkpointing.interval=" + interval,
-		"taskmanager.numberOfTaskSlots=1",
-	}
-}
+// reactive are the settings every cluster of these tests uses (testkit.Reactive).
+func reactive(ckptDir string, interval string) []string { return testkit.Reactive(ckptDir, interval) }
 
 func startCluster(t testing.TB, job string, args []string, tms int, dyn []string) *standalone.LocalCluster {
 	t.Helper()
 	return startLocal(t, standalone.LocalOptions{Dynamic: dyn, JobName: job, JobArgs: args, TaskManagers: tms})
 }
 
-// startLocal starts a local cluster of tideBin with opts in a fresh work directory and
-// stops it when the test ends, showing the end of its logs if the test failed.
+// startLocal starts a local cluster of tideBin with opts (see testkit.StartLocal).
 func startLocal(t testing.TB, opts standalone.LocalOptions) *standalone.LocalCluster {
 	t.Helper()
-	opts.Binary, opts.WorkDir = tideBin, t.TempDir()
-	c, err := standalone.StartLocal(context.Background(), opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := c.Stop(context.Background()); err != nil {
-			t.Logf("stopping cluster: %v", err)
-		}
-		if t.Failed() {
-			dumpLogs(t, c.LogDir())
-		}
-	})
-	return c
-}
-
-func dumpLogs(t testing.TB, dir string) {
-	entries, _ := os.ReadDir(dir)
-	for _, e := range entries {
-		b, _ := os.ReadFile(filepath.Join(dir, e.Name()))
-		lines := strings.Split(string(b), "\n")
-		if len(lines) > 60 {
-			lines = lines[len(lines)-60:]
-		}
-		t.Logf("---- %s (last lines)\n%s", e.Name(), strings.Join(lines, "\n"))
-	}
+	return testkit.StartLocal(t, tideBin, opts)
 }
 
 // restOf reads JSON from the cluster AM's REST API.

@@ -217,7 +217,7 @@ func (h *hdfsJob) stop() {
 		}
 	}
 	if h.t.Failed() {
-		dumpLogs(h.t, filepath.Join(h.dir, "log"))
+		testkit.TailLogs(h.t, filepath.Join(h.dir, "log"))
 	}
 }
 

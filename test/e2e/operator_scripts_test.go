@@ -160,7 +160,7 @@ func (s *scripted) stopAll() {
 		}
 	}
 	if s.t.Failed() {
-		dumpLogs(s.t, s.logDir)
+		testkit.TailLogs(s.t, s.logDir)
 	}
 }
 

@@ -4,18 +4,8 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-timeout=${HADOOP_DOWN_TIMEOUT:-60}
 if pid=$(launcher_pid); then
-  log "stopping launcher (pid $pid)"
-  kill -TERM "$pid"
-  for _ in $(seq $(( timeout * 5 ))); do
-    kill -0 "$pid" 2>/dev/null || break
-    sleep 0.2
-  done
-  if kill -0 "$pid" 2>/dev/null; then
-    log "still running after ${timeout}s; sending SIGKILL"
-    kill -KILL "$pid" 2>/dev/null || true
-  fi
+  "$(dirname "$0")/../stop-pids.sh" hadoop "${HADOOP_DOWN_TIMEOUT:-60}" "$pid"
 else
   log "not running"
 fi

@@ -4,18 +4,8 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-timeout=${KAFKA_DOWN_TIMEOUT:-30}
 if pid=$(broker_pid); then
-  log "stopping broker (pid $pid)"
-  kill -TERM "$pid"
-  for _ in $(seq $(( timeout * 5 ))); do
-    kill -0 "$pid" 2>/dev/null || break
-    sleep 0.2
-  done
-  if kill -0 "$pid" 2>/dev/null; then
-    log "still running after ${timeout}s; sending SIGKILL"
-    kill -KILL "$pid" 2>/dev/null || true
-  fi
+  "$(dirname "$0")/../stop-pids.sh" kafka "${KAFKA_DOWN_TIMEOUT:-30}" "$pid"
 else
   log "not running"
 fi

@@ -36,7 +36,7 @@ func TestKafkaCountBadInput(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			c := startLocal(t, standalone.LocalOptions{JobName: examples.KafkaCountName, TaskManagers: 1,
 				JobArgs: []string{"--brokers", tc.brokers, "--input", tc.input, "--output", out},
-				Dynamic: append(reactive(t.TempDir(), "1 s"), "restart-strategy.type=none")})
+				Dynamic: append(testkit.Reactive(t.TempDir(), "1 s"), "restart-strategy.type=none")})
 			select {
 			case <-c.AMDone():
 			case <-time.After(testkit.WaitDeadline):
@@ -67,7 +67,7 @@ func TestKafkaCountBadInput(t *testing.T) {
 		c := startLocal(t, standalone.LocalOptions{JobName: examples.KafkaCountName, TaskManagers: 1,
 			JobArgs: []string{"--brokers", e.SASLBootstrap, "--sasl-plain", e.SASLUser + ":" + e.SASLPassword,
 				"--input", in, "--output", out, "--group", group, "--transactional-id-prefix", prefix},
-			Dynamic: append(reactive(t.TempDir(), "1 s"), "restart-strategy.type=none")})
+			Dynamic: append(testkit.Reactive(t.TempDir(), "1 s"), "restart-strategy.type=none")})
 		select {
 		case <-c.AMDone():
 		case <-time.After(testkit.WaitDeadline):

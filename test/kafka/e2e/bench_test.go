@@ -104,7 +104,7 @@ func runKafkaCount(b *testing.B, e *kafkatest.Env, in string, n int, guarantee s
 	c := startLocal(b, standalone.LocalOptions{JobName: examples.KafkaCountName, TaskManagers: 2,
 		JobArgs: []string{"--brokers", e.Bootstrap, "--input", in, "--output", out, "--guarantee", guarantee,
 			"--group", kafkatest.UniqueName(b)},
-		Dynamic: reactive(b.TempDir(), "1 s")})
+		Dynamic: testkit.Reactive(b.TempDir(), "1 s")})
 	id := testkit.WaitJobID(b, restOf(c))
 	testkit.WaitRunningAt(b, restOf(c), id, 2)
 	start := time.Now()

@@ -116,7 +116,7 @@ func TestKafkaCountExactlyOnce(t *testing.T) {
 	args := []string{"--brokers", e.Bootstrap, "--input", in, "--output", out, "--group", group,
 		"--transactional-id-prefix", out, "--discovery-interval", "300ms", "--transaction-timeout", "2m"}
 	c := startLocal(t, standalone.LocalOptions{JobName: examples.KafkaCountName, JobArgs: args, TaskManagers: 2,
-		Dynamic: reactive(t.TempDir(), "300 ms")})
+		Dynamic: testkit.Reactive(t.TempDir(), "300 ms")})
 	id := testkit.WaitJobID(t, restOf(c))
 	d := testkit.WaitRunningAt(t, restOf(c), id, 2)
 	waitCheckpointIn(t, c, id, d.Attempt)
