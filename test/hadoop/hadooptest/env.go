@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tidestream/tide/internal/testkit"
+	"github.com/tidestream/tide/internal/testkit/envfile"
 )
 
 // Env is a running mini-cluster as described by its env file.
@@ -41,7 +41,7 @@ const RequireEnvVar = "TIDE_REQUIRE_HADOOP"
 const EnvFileVar = "TIDE_HADOOP_ENV"
 
 // envFile is where test/hadoop/up.sh says what it started.
-var envFile = testkit.EnvFile{Service: "HDFS mini-cluster", PathVar: EnvFileVar, Default: ".cache/hadoop/env",
+var envFile = envfile.File{Service: "HDFS mini-cluster", PathVar: EnvFileVar, Default: ".cache/hadoop/env",
 	RequireVar: RequireEnvVar, Start: "make hadoop-up"}
 
 // Require returns the running cluster, or skips t (fails it with TIDE_REQUIRE_HADOOP=1).
@@ -85,10 +85,10 @@ func Load() (*Env, error) {
 	return e, nil
 }
 
-// Parse reads an env file's KEY=value lines (see testkit.ParseEnv); HDFS_NAMENODE,
+// Parse reads an env file's KEY=value lines (see envfile.Parse); HDFS_NAMENODE,
 // HADOOP_CONF_DIR and HADOOP_CONTROL are required.
 func Parse(r io.Reader) (*Env, error) {
-	vars, err := testkit.ParseEnv(r)
+	vars, err := envfile.Parse(r)
 	if err != nil {
 		return nil, err
 	}
@@ -96,7 +96,7 @@ func Parse(r io.Reader) (*Env, error) {
 }
 
 func fromVars(vars map[string]string) (*Env, error) {
-	if err := testkit.RequireKeys(vars, "HDFS_NAMENODE", "HADOOP_CONF_DIR", "HADOOP_CONTROL"); err != nil {
+	if err := envfile.RequireKeys(vars, "HDFS_NAMENODE", "HADOOP_CONF_DIR", "HADOOP_CONTROL"); err != nil {
 		return nil, err
 	}
 	e := &Env{Vars: vars}

@@ -12,7 +12,7 @@ import (
 	"io"
 	"strconv"
 
-	"github.com/tidestream/tide/internal/testkit"
+	"github.com/tidestream/tide/internal/testkit/envfile"
 )
 
 // RequireEnvVar makes a missing broker a test failure instead of a skip when set to 1.
@@ -38,7 +38,7 @@ type Env struct {
 }
 
 // envFile is where test/kafka/up.sh says what it started.
-var envFile = testkit.EnvFile{Service: "Kafka broker", PathVar: EnvFileVar, Default: ".cache/kafka/env",
+var envFile = envfile.File{Service: "Kafka broker", PathVar: EnvFileVar, Default: ".cache/kafka/env",
 	RequireVar: RequireEnvVar, Start: "make kafka-up"}
 
 // Load reads the env file ($TIDE_KAFKA_ENV, default <repo>/.cache/kafka/env) without a test;
@@ -56,10 +56,10 @@ func Load() (*Env, error) {
 	return e, nil
 }
 
-// Parse reads an env file's KEY=value lines (see testkit.ParseEnv); KAFKA_BOOTSTRAP and
+// Parse reads an env file's KEY=value lines (see envfile.Parse); KAFKA_BOOTSTRAP and
 // KAFKA_PID are required.
 func Parse(r io.Reader) (*Env, error) {
-	vars, err := testkit.ParseEnv(r)
+	vars, err := envfile.Parse(r)
 	if err != nil {
 		return nil, err
 	}
@@ -67,7 +67,7 @@ func Parse(r io.Reader) (*Env, error) {
 }
 
 func fromVars(vars map[string]string) (*Env, error) {
-	if err := testkit.RequireKeys(vars, "KAFKA_BOOTSTRAP", "KAFKA_PID"); err != nil {
+	if err := envfile.RequireKeys(vars, "KAFKA_BOOTSTRAP", "KAFKA_PID"); err != nil {
 		return nil, err
 	}
 	pid, err := strconv.Atoi(vars["KAFKA_PID"])

@@ -1,4 +1,8 @@
-package testkit
+// Package envfile finds a service that a test harness started outside the tests (the
+// HDFS/YARN mini-cluster of test/hadoop, the Kafka broker of test/kafka, ...) through the
+// env file of KEY=value lines its launcher writes once the service is up. It imports nothing
+// of tide, so harness packages that tide's own package tests import can use it.
+package envfile
 
 import (
 	"bufio"
@@ -11,17 +15,15 @@ import (
 	"testing"
 )
 
-// EnvFile is where a test harness finds a service started outside the tests (the HDFS/YARN
-// mini-cluster of test/hadoop, the Kafka broker of test/kafka, ...): a file of KEY=value lines
-// the service's launcher writes once it serves. A harness package declares one and builds its
-// Load and Require on it:
+// File is a service's env file and how a test treats the service's absence. A harness
+// package declares one and builds its Load and Require on it:
 //
-//	var envFile = testkit.EnvFile{Service: "Kafka broker", PathVar: "TIDE_KAFKA_ENV",
+//	var envFile = envfile.File{Service: "Kafka broker", PathVar: "TIDE_KAFKA_ENV",
 //		Default: ".cache/kafka/env", RequireVar: "TIDE_REQUIRE_KAFKA", Start: "make kafka-up"}
 //
-//	vars, path, err := envFile.Load()  // then testkit.RequireKeys(vars, ...)
+//	vars, path, err := envFile.Load()  // then envfile.RequireKeys(vars, ...)
 //	if err != nil { envFile.Missing(t, err) }  // skips, or fails under TIDE_REQUIRE_KAFKA=1
-type EnvFile struct {
+type File struct {
 	Service    string // what runs, for messages: "Kafka broker"
 	PathVar    string // the environment variable naming the file: "TIDE_KAFKA_ENV"
 	Default    string // the file below the repository root when PathVar is unset: ".cache/kafka/env"
@@ -31,7 +33,7 @@ type EnvFile struct {
 
 // Path is $PathVar, or Default below the repository root: the nearest directory above the
 // working directory holding go.mod.
-func (f EnvFile) Path() (string, error) {
+func (f File) Path() (string, error) {
 	if p := os.Getenv(f.PathVar); p != "" {
 		return p, nil
 	}
@@ -53,7 +55,7 @@ func (f EnvFile) Path() (string, error) {
 
 // Load reads and parses the file at Path; errors name the file. It returns the file's path
 // too, for messages about a stale file.
-func (f EnvFile) Load() (vars map[string]string, path string, err error) {
+func (f File) Load() (vars map[string]string, path string, err error) {
 	path, err = f.Path()
 	if err != nil {
 		return nil, "", err
@@ -63,7 +65,7 @@ func (f EnvFile) Load() (vars map[string]string, path string, err error) {
 		return nil, path, fmt.Errorf("reading env file %s: %w", path, err)
 	}
 	defer r.Close()
-	vars, err = ParseEnv(r)
+	vars, err = Parse(r)
 	if err != nil {
 		return nil, path, fmt.Errorf("env file %s: %w", path, err)
 	}
@@ -71,11 +73,11 @@ func (f EnvFile) Load() (vars map[string]string, path string, err error) {
 }
 
 // Required says whether $RequireVar is 1: a missing service must fail the test.
-func (f EnvFile) Required() bool { return os.Getenv(f.RequireVar) == "1" }
+func (f File) Required() bool { return os.Getenv(f.RequireVar) == "1" }
 
 // Missing ends t because the service is not there (err says why): it skips t, or fails it
 // when Required, so CI cannot skip silently.
-func (f EnvFile) Missing(t testing.TB, err error) {
+func (f File) Missing(t testing.TB, err error) {
 	t.Helper()
 	msg := fmt.Sprintf("%s not running: run `%s` (%v)", f.Service, f.Start, err)
 	if f.Required() {
@@ -84,9 +86,9 @@ func (f EnvFile) Missing(t testing.TB, err error) {
 	t.Skip(msg)
 }
 
-// ParseEnv reads KEY=value lines: blank lines and '#' comments are ignored, space around
+// Parse reads KEY=value lines: blank lines and '#' comments are ignored, space around
 // keys and values is trimmed, a key holds no blank and appears once. Errors name the line.
-func ParseEnv(r io.Reader) (map[string]string, error) {
+func Parse(r io.Reader) (map[string]string, error) {
 	vars := map[string]string{}
 	sc := bufio.NewScanner(r)
 	line := 1

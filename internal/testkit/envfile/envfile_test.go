@@ -1,4 +1,4 @@
-package testkit
+package envfile_test
 
 import (
 	"errors"
@@ -7,9 +7,12 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/tidestream/tide/internal/testkit"
+	"github.com/tidestream/tide/internal/testkit/envfile"
 )
 
-func TestParseEnv(t *testing.T) {
+func TestParse(t *testing.T) {
 	tests := []struct {
 		name, in string
 		want     map[string]string
@@ -24,45 +27,45 @@ func TestParseEnv(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := ParseEnv(strings.NewReader(tc.in))
+			got, err := envfile.Parse(strings.NewReader(tc.in))
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
-					t.Fatalf("ParseEnv error = %v, want one containing %q", err, tc.wantErr)
+					t.Fatalf("Parse error = %v, want one containing %q", err, tc.wantErr)
 				}
 				return
 			}
 			if err != nil {
-				t.Fatalf("ParseEnv: %v", err)
+				t.Fatalf("Parse: %v", err)
 			}
 			if !maps.Equal(got, tc.want) {
-				t.Fatalf("ParseEnv = %v, want %v", got, tc.want)
+				t.Fatalf("Parse = %v, want %v", got, tc.want)
 			}
 		})
 	}
 }
 
-func FuzzParseEnv(f *testing.F) {
+func FuzzParse(f *testing.F) {
 	f.Add("A=1\n# c\n\nB = x=y \n")
 	f.Add("# x\n=\n")
 	f.Add("A=1\nA=2\n")
 	f.Fuzz(func(t *testing.T, in string) {
-		vars, err := ParseEnv(strings.NewReader(in))
+		vars, err := envfile.Parse(strings.NewReader(in))
 		if err != nil {
 			if !strings.HasPrefix(err.Error(), "line ") {
-				t.Fatalf("ParseEnv(%q) error %q names no line", in, err)
+				t.Fatalf("envfile.Parse(%q) error %q names no line", in, err)
 			}
 			return
 		}
 		for k, v := range vars {
 			if k == "" || strings.ContainsAny(k, " \t=") || strings.HasPrefix(k, "#") {
-				t.Fatalf("ParseEnv(%q) accepted key %q", in, k)
+				t.Fatalf("envfile.Parse(%q) accepted key %q", in, k)
 			}
 			if v != strings.TrimSpace(v) {
-				t.Fatalf("ParseEnv(%q): value %q of %s not trimmed", in, v, k)
+				t.Fatalf("envfile.Parse(%q): value %q of %s not trimmed", in, v, k)
 			}
 			// Every pair reads back from the line it came from.
 			if !strings.Contains(in, k) || !strings.Contains(in, v) {
-				t.Fatalf("ParseEnv(%q) made up %s=%s", in, k, v)
+				t.Fatalf("envfile.Parse(%q) made up %s=%s", in, k, v)
 			}
 		}
 	})
@@ -70,10 +73,10 @@ func FuzzParseEnv(f *testing.F) {
 
 func TestRequireKeys(t *testing.T) {
 	vars := map[string]string{"A": "1", "E": ""}
-	if err := RequireKeys(vars, "A"); err != nil {
-		t.Fatalf("RequireKeys(A) = %v", err)
+	if err := envfile.RequireKeys(vars, "A"); err != nil {
+		t.Fatalf("envfile.RequireKeys(A) = %v", err)
 	}
-	err := RequireKeys(vars, "C", "A", "E", "B")
+	err := envfile.RequireKeys(vars, "C", "A", "E", "B")
 	if err == nil || err.Error() != "C is missing\nE is missing\nB is missing" {
 		t.Fatalf("RequireKeys = %q, want C, E and B named in order", err)
 	}
@@ -82,7 +85,7 @@ func TestRequireKeys(t *testing.T) {
 // TestEnvFile: the file is found through its variable or below the repository root, and a
 // missing service skips a test, or fails it when the require variable is 1.
 func TestEnvFile(t *testing.T) {
-	f := EnvFile{Service: "Test service", PathVar: "TIDE_TESTKIT_ENV", Default: ".cache/testkit/env",
+	f := envfile.File{Service: "Test service", PathVar: "TIDE_TESTKIT_ENV", Default: ".cache/testkit/env",
 		RequireVar: "TIDE_REQUIRE_TESTKIT", Start: "make testkit-up"}
 
 	t.Setenv(f.PathVar, "")
@@ -90,7 +93,7 @@ func TestEnvFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	root, err := filepath.Abs("../..")
+	root, err := filepath.Abs("../../..")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -127,7 +130,7 @@ func TestEnvFile(t *testing.T) {
 		{"", "", "Test service not running"},
 	} {
 		t.Setenv(f.RequireVar, tt.require)
-		end := Catch(t, func(tb testing.TB) { f.Missing(tb, err) })
+		end := testkit.Catch(t, func(tb testing.TB) { f.Missing(tb, err) })
 		if !strings.HasPrefix(end.Failed, tt.wantFail) || (tt.wantFail == "") != (end.Failed == "") {
 			t.Errorf("%s=%q: failed with %q, want %q", f.RequireVar, tt.require, end.Failed, tt.wantFail)
 		}
