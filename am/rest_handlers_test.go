@@ -180,11 +180,16 @@ func TestRESTReadEndpoints(t *testing.T) {
 		}},
 		{"/taskmanagers", func(t *testing.T, b []byte) {
 			var tms struct {
-				TaskManagers []api.TaskManager `json:"taskmanagers"`
+				TaskManagers   []api.TaskManager   `json:"taskmanagers"`
+				PendingWorkers []api.PendingWorker `json:"pendingWorkers"`
 			}
 			mustJSON(t, b, &tms)
 			if tms.TaskManagers == nil || len(tms.TaskManagers) != 0 {
 				t.Errorf("taskmanagers %s", b)
+			}
+			// The standalone driver requests nothing: an empty list, not null.
+			if tms.PendingWorkers == nil || len(tms.PendingWorkers) != 0 {
+				t.Errorf("pendingWorkers in %s, want []", b)
 			}
 		}},
 		{"/blocklist", func(t *testing.T, b []byte) {

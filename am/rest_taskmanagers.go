@@ -7,6 +7,7 @@ import (
 
 	"github.com/tidestream/tide/api"
 	"github.com/tidestream/tide/core"
+	"github.com/tidestream/tide/drivers"
 )
 
 // TaskManagers is GET /taskmanagers: the core's TaskManagers joined with the connection
@@ -47,4 +48,21 @@ func portOf(addr string) int {
 		return -1
 	}
 	return port
+}
+
+// PendingWorkers is the pendingWorkers list of GET /taskmanagers: what the driver knows of
+// the workers it was asked for that have not registered (none for a driver that starts no
+// workers).
+func (a *AM) PendingWorkers(context.Context) ([]api.PendingWorker, error) {
+	pl, ok := a.driver.(drivers.PendingLister)
+	if !ok {
+		return nil, nil
+	}
+	ws := pl.PendingWorkers()
+	out := make([]api.PendingWorker, 0, len(ws))
+	for _, w := range ws {
+		out = append(out, api.PendingWorker{ID: string(w.ID), Node: string(w.Node), State: w.State,
+			Reason: w.Reason, Message: w.Message, Requested: millis(w.Since)})
+	}
+	return out, nil
 }

@@ -24,6 +24,9 @@ type TaskManager struct {
 // TaskManagers is GET /taskmanagers.
 type TaskManagers struct {
 	TaskManagers []TaskManager `json:"taskmanagers"`
+	// PendingWorkers are requested TaskManagers that have not registered (pods waiting for
+	// the scheduler, for instance), with the reason their cluster gives.
+	PendingWorkers []PendingWorker `json:"pendingWorkers"`
 }
 
 // TaskManagers returns the TaskManagers registered with the AM (GET /taskmanagers).
@@ -33,6 +36,14 @@ func (c *Client) TaskManagers(ctx context.Context) ([]TaskManager, error) {
 		return nil, err
 	}
 	return body.TaskManagers, nil
+}
+
+// TaskManagersAndPending returns GET /taskmanagers whole: the registered TaskManagers and
+// the requested ones that have not registered yet.
+func (c *Client) TaskManagersAndPending(ctx context.Context) (TaskManagers, error) {
+	var body TaskManagers
+	err := c.do(ctx, http.MethodGet, "/taskmanagers", nil, &body)
+	return body, err
 }
 
 // TaskManager returns one TaskManager (GET /taskmanagers/:id).

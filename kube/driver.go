@@ -53,8 +53,11 @@ type worker struct {
 	attempt int
 	phase   workerPhase
 	node    core.NodeID
-	// why is the last unschedulable message logged for the pod.
-	why string
+	// since is when the pod was requested (or adopted).
+	since time.Time
+	// state, reason and message are where the pod is and why it waits (the scheduler's
+	// PodScheduled=False reason and message, or a container's waiting reason), as last seen.
+	state, reason, message string
 	// recreated counts re-creations off blocked nodes.
 	recreated int
 }
@@ -80,8 +83,9 @@ type Driver struct {
 }
 
 var (
-	_ drivers.Driver   = (*Driver)(nil)
-	_ drivers.Admitter = (*Driver)(nil)
+	_ drivers.Driver        = (*Driver)(nil)
+	_ drivers.Admitter      = (*Driver)(nil)
+	_ drivers.PendingLister = (*Driver)(nil)
 )
 
 // NewDriver checks cfg and returns a driver that has not contacted the cluster yet.
@@ -202,7 +206,9 @@ func (d *Driver) recover(ctx context.Context) ([]drivers.Worker, error) {
 			continue
 		}
 		id := core.TaskManagerID(p.Name)
-		d.workers[id] = &worker{id: id, attempt: attempt, phase: phasePending, node: core.NodeID(p.Spec.NodeName)}
+		st, reason, msg := podWaiting(p)
+		d.workers[id] = &worker{id: id, attempt: attempt, phase: phasePending, node: core.NodeID(p.Spec.NodeName),
+			since: time.Now(), state: st, reason: reason, message: msg}
 		out = append(out, drivers.Worker{ID: id, Node: core.NodeID(p.Spec.NodeName)})
 	}
 	d.attempt = maxAttempt + 1
@@ -220,7 +226,7 @@ func (d *Driver) RequestWorker(ctx context.Context, _ drivers.WorkerSpec) (core.
 	d.nextIndex++
 	name := podName(d.cfg.Pod.ClusterID, d.attempt, d.nextIndex)
 	id := core.TaskManagerID(name)
-	w := &worker{id: id, attempt: d.attempt, phase: phasePending}
+	w := &worker{id: id, attempt: d.attempt, phase: phasePending, since: time.Now(), state: stateRequested}
 	d.workers[id] = w
 	d.mu.Unlock()
 	if err := d.createPod(ctx, w); err != nil {
@@ -415,7 +421,7 @@ func (d *Driver) onPod(obj any, gone bool) {
 	}
 	if gone && w.phase == phaseRecreating {
 		w.phase = phasePending
-		w.node, w.why = "", ""
+		w.node, w.state, w.reason, w.message = "", stateRequested, "", ""
 		w.recreated++
 		go func() {
 			if err := d.createPod(context.Background(), w); err != nil {
@@ -445,9 +451,14 @@ func (d *Driver) onPod(obj any, gone bool) {
 	if p.Spec.NodeName != "" && w.node == "" {
 		w.node = core.NodeID(p.Spec.NodeName)
 	}
-	if msg, ok := unschedulable(p); ok && msg != w.why {
-		w.why = msg
-		d.log.Warn("TaskManager pod cannot be scheduled", "pod", p.Name, "reason", msg)
+	if st, reason, msg := podWaiting(p); st != w.state || reason != w.reason || msg != w.message {
+		w.state, w.reason, w.message = st, reason, msg
+		switch {
+		case reason == corev1.PodReasonUnschedulable:
+			d.log.Warn("TaskManager pod cannot be scheduled", "pod", p.Name, "reason", reason, "message", msg)
+		case reason != "" && w.phase == phasePending:
+			d.log.Info("TaskManager pod waits", "pod", p.Name, "state", st, "reason", reason, "message", msg)
+		}
 	}
 	d.checkBlocked(w, p)
 }
@@ -554,9 +565,10 @@ func (d *Driver) Close(context.Context) error {
 
 // PodStatus is one TaskManager pod as the driver sees it.
 type PodStatus struct {
-	ID            core.TaskManagerID
-	Node          core.NodeID
-	Registered    bool
+	ID         core.TaskManagerID
+	Node       core.NodeID
+	Registered bool
+	// Unschedulable is the scheduler's message while the pod cannot be placed.
 	Unschedulable string
 	Recreated     int
 }
@@ -567,7 +579,32 @@ func (d *Driver) Status() []PodStatus {
 	defer d.mu.Unlock()
 	out := make([]PodStatus, 0, len(d.workers))
 	for _, w := range d.workers {
-		out = append(out, PodStatus{ID: w.id, Node: w.node, Registered: w.phase == phaseRegistered, Unschedulable: w.why, Recreated: w.recreated})
+		ps := PodStatus{ID: w.id, Node: w.node, Registered: w.phase == phaseRegistered, Recreated: w.recreated}
+		if w.reason == corev1.PodReasonUnschedulable {
+			ps.Unschedulable = w.message
+		}
+		out = append(out, ps)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out
+}
+
+// PendingWorkers lists the pods whose TaskManager has not registered: where each is and
+// why it waits (the scheduler's reason and message for a pod it cannot place).
+func (d *Driver) PendingWorkers() []drivers.PendingWorker {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	var out []drivers.PendingWorker
+	for _, w := range d.workers {
+		st := w.state
+		switch w.phase {
+		case phasePending:
+		case phaseRecreating:
+			st = stateRecreating
+		default:
+			continue
+		}
+		out = append(out, drivers.PendingWorker{ID: w.id, Node: w.node, State: st, Reason: w.reason, Message: w.message, Since: w.since})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
 	return out

@@ -458,6 +458,30 @@ func TestUnschedulableReasonLogged(t *testing.T) {
 	if st := d.Status(); len(st) != 1 || st[0].Unschedulable != msg {
 		t.Fatalf("Status() = %+v, want the reason", st)
 	}
+	pw := d.PendingWorkers()
+	if len(pw) != 1 || pw[0].ID != id || pw[0].State != "Requested" || pw[0].Reason != corev1.PodReasonUnschedulable || pw[0].Message != msg || pw[0].Since.IsZero() {
+		t.Fatalf("PendingWorkers() = %+v, want %s Requested/Unschedulable with the message", pw, id)
+	}
+	// Placed and running, the pod is still pending until its TaskManager registers; then
+	// it is no longer listed.
+	if _, _, err := r.run(ctx, string(id), "node-1"); err != nil {
+		t.Fatal(err)
+	}
+	for ctx.Err() == nil {
+		if pw = d.PendingWorkers(); len(pw) == 1 && pw[0].State == "Running" && pw[0].Reason == "" && pw[0].Node == "node-1" {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if len(pw) != 1 || pw[0].State != "Running" {
+		t.Fatalf("PendingWorkers() = %+v once running, want Running on node-1", pw)
+	}
+	if err := d.Admit(ctx, drivers.Worker{ID: id, Node: "node-1"}); err != nil {
+		t.Fatal(err)
+	}
+	if pw := d.PendingWorkers(); len(pw) != 0 {
+		t.Fatalf("PendingWorkers() = %+v after registration, want none", pw)
+	}
 }
 
 // TestDeregisterDeletesPods: the application is over, its TaskManager pods go; other

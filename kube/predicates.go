@@ -37,14 +37,35 @@ func terminated(p *corev1.Pod) bool {
 // deleting: someone asked for the pod to go (a delete, an eviction, a drain).
 func deleting(p *corev1.Pod) bool { return p.DeletionTimestamp != nil }
 
-// unschedulable returns the scheduler's message when it could not place the pod.
-func unschedulable(p *corev1.Pod) (string, bool) {
-	for _, c := range p.Status.Conditions {
-		if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse && c.Reason == corev1.PodReasonUnschedulable {
-			return c.Message, true
+// Where a TaskManager pod that has not registered is (drivers.PendingWorker.State).
+const (
+	stateRequested  = "Requested"  // created, not placed by the scheduler
+	stateScheduled  = "Scheduled"  // bound to a node, its container not running
+	stateRunning    = "Running"    // running, its TaskManager not registered yet
+	stateRecreating = "Recreating" // deleted to be created again off a blocked node
+)
+
+// podWaiting says where a pod is and why it waits: the scheduler's PodScheduled=False
+// reason and message (Unschedulable, SchedulingGated) while it is not placed, a container's
+// waiting reason (ContainerCreating, CrashLoopBackOff, ...) once it is.
+func podWaiting(p *corev1.Pod) (state, reason, message string) {
+	if !scheduled(p) {
+		for _, c := range p.Status.Conditions {
+			if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse {
+				return stateRequested, c.Reason, c.Message
+			}
+		}
+		return stateRequested, "", ""
+	}
+	for _, cs := range p.Status.ContainerStatuses {
+		if w := cs.State.Waiting; w != nil && w.Reason != "" {
+			return stateScheduled, w.Reason, w.Message
 		}
 	}
-	return "", false
+	if p.Status.Phase == corev1.PodRunning {
+		return stateRunning, "", ""
+	}
+	return stateScheduled, "", ""
 }
 
 // diagnostics says why a pod is gone: its phase and reason, each terminated container's

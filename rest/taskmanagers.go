@@ -1,19 +1,34 @@
 package rest
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 
 	"github.com/tidestream/tide/api"
 )
 
-// getTaskManagers serves GET /taskmanagers.
+// pendingLister is a backend that knows the requested TaskManagers that have not
+// registered yet.
+type pendingLister interface {
+	PendingWorkers(ctx context.Context) ([]api.PendingWorker, error)
+}
+
+// getTaskManagers serves GET /taskmanagers: the registered TaskManagers, and in
+// pendingWorkers the requested ones still on their way, with the reason they wait.
 func (s *server) getTaskManagers(w http.ResponseWriter, r *http.Request) {
 	tms, err := s.b.TaskManagers(r.Context())
 	if tms == nil {
 		tms = []api.TaskManager{}
 	}
-	answer(w, api.TaskManagers{TaskManagers: tms}, err)
+	pending := []api.PendingWorker{}
+	if pl, ok := s.b.(pendingLister); ok && err == nil {
+		var p []api.PendingWorker
+		if p, err = pl.PendingWorkers(r.Context()); p != nil {
+			pending = p
+		}
+	}
+	answer(w, api.TaskManagers{TaskManagers: tms, PendingWorkers: pending}, err)
 }
 
 // getTaskManager serves GET /taskmanagers/:taskmanagerid.

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/tidestream/tide/api"
 )
@@ -181,7 +182,10 @@ func (f *fakeAM) handler() http.Handler {
 	mux.HandleFunc("GET /taskmanagers", func(w http.ResponseWriter, _ *http.Request) {
 		writeBody(w, 200, map[string]any{"taskmanagers": []map[string]any{
 			{"id": "tm-1", "node": "host-a", "slotsNumber": 2, "freeSlots": 0, "timeSinceLastHeartbeat": 1500, "blocked": false},
-			{"id": "tm-22", "node": "host-bb", "slotsNumber": 4, "freeSlots": 1, "timeSinceLastHeartbeat": 300, "blocked": true}}})
+			{"id": "tm-22", "node": "host-bb", "slotsNumber": 4, "freeSlots": 1, "timeSinceLastHeartbeat": 300, "blocked": true}},
+			"pendingWorkers": []map[string]any{
+				{"id": "tide-tsw-taskmanager-1-3", "node": "", "state": "Requested", "reason": "Unschedulable",
+					"message": "0/3 nodes are available: 3 node(s) didn't match Pod's node affinity/selector.", "requested": time.Now().Add(-90 * time.Second).UnixMilli()}}})
 	})
 	mux.HandleFunc("GET /blocklist", func(w http.ResponseWriter, _ *http.Request) {
 		f.mu.Lock()
@@ -274,7 +278,9 @@ func TestClientTables(t *testing.T) {
 		{"rescales", []string{"rescales", "a1b2c3", "-m", m},
 			[]string{"ID TRIGGER OUTCOME STARTED TOOK ATTEMPT PARALLELISM", "1 INITIAL_SCHEDULE COMPLETED", "window 2→3"}},
 		{"taskmanagers", []string{"taskmanagers", "-m", m},
-			[]string{"ID NODE SLOTS FREE LAST HEARTBEAT BLOCKED", "tm-1 host-a 2 0 1.5s ago no", "tm-22 host-bb 4 1 300ms ago yes"}},
+			[]string{"ID NODE SLOTS FREE LAST HEARTBEAT BLOCKED", "tm-1 host-a 2 0 1.5s ago no", "tm-22 host-bb 4 1 300ms ago yes",
+				"Requested TaskManagers not registered yet:", "ID STATE NODE WAITING REASON MESSAGE",
+				"tide-tsw-taskmanager-1-3 Requested - 1m3", "Unschedulable 0/3 nodes are available: 3 node(s) didn't match Pod's node affinity/selector."}},
 		{"blocklist empty", []string{"blocklist", "list", "-m", m}, []string{"No nodes are blocked."}},
 	}
 	for _, tt := range tests {
@@ -309,7 +315,9 @@ func TestClientTableAligned(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, out)
 	}
-	lines := strings.Split(strings.TrimSpace(out), "\n")
+	// The first table (registered TaskManagers) ends at the blank line before the pending ones.
+	first, _, _ := strings.Cut(strings.TrimSpace(out), "\n\n")
+	lines := strings.Split(first, "\n")
 	col := strings.Index(lines[0], "SLOTS")
 	for _, l := range lines[1:] {
 		if len(l) <= col || l[col-1] != ' ' || l[col] == ' ' {
