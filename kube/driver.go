@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -116,6 +117,16 @@ func NewDriver(cfg DriverConfig) (*Driver, error) {
 		workers: map[core.TaskManagerID]*worker{}, stop: make(chan struct{}),
 		events: make(chan func(drivers.EventHandler), 1024),
 	}, nil
+}
+
+// Owner is the owner of the driver's pods as a Deployment (nil when they are owned by a pod
+// or nothing).
+func (d *Driver) Owner() *appsv1.Deployment {
+	o := d.cfg.Pod.Owner
+	if o == nil || o.Kind != "Deployment" {
+		return nil
+	}
+	return &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: o.Name, UID: o.UID}}
 }
 
 // Name is "kube".

@@ -3,6 +3,7 @@ package tidecli
 import (
 	"context"
 	"fmt"
+	"io"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -16,30 +17,72 @@ func cancelCommand() *cli.Command {
 		Usage:     "cancel a job",
 		ArgsUsage: "JOB",
 		Description: `Asks the AM to cancel the job (PATCH /jobs/:jobid?mode=cancel); the AM then stops its
-tasks and exits. With --wait, waits until the job is CANCELED (or the AM has exited).`,
+tasks and exits. With --wait, waits until the job is CANCELED (or the AM has exited).
+
+With -m kubernetes:<cluster-id> (or -Dkubernetes.cluster-id=<cluster-id>) JOB may be left
+out: tide cancels the cluster's job, waits for it to end (--wait, default 2m) and removes
+every object of the cluster (Deployment, ConfigMaps, Service, Secret, RBAC, TaskManager
+pods), also when its AM does not answer.`,
 		Flags: append(clientFlags(),
 			&cli.DurationFlag{Name: "wait", Usage: "wait up to this long for the job to be CANCELED (0: do not wait)"}),
 		OnUsageError: onUsageError,
-		Action: jobAction(nil, func(c *cli.Context, cc *clientCommand, j api.JobOverview) error {
-			if err := cc.api.CancelJob(c.Context, j.JID); err != nil {
-				return err
-			}
-			cc.progress("Cancellation of job %s (%s) requested.", j.JID, j.Name)
-			state := "CANCELLING"
-			if wait := c.Duration("wait"); wait > 0 {
-				var err error
-				if state, err = waitCanceled(c.Context, cc, j.JID, wait); err != nil {
-					return err
-				}
-				cc.progress("Job %s is %s.", j.JID, state)
-			}
-			if cc.json {
-				return cc.printJSON(map[string]string{"jid": j.JID, "state": state})
-			}
-			return nil
-		}),
+		Action:       cancelAction,
 	}
 }
+
+// cancelAction cancels a job; on a tide cluster on Kubernetes it also removes the cluster.
+func cancelAction(c *cli.Context) error {
+	k, err := kubeClusterOf(c, c.String("jobmanager"))
+	if err != nil {
+		return err
+	}
+	if k == nil {
+		return cancelJob(c)
+	}
+	if c.NArg() > 1 {
+		return usagef("%s takes at most one JOB, got %q", c.Command.FullName(), c.Args().Slice())
+	}
+	kc, err := k.client(c.Context)
+	if err != nil {
+		return err
+	}
+	wait := c.Duration("wait")
+	if wait <= 0 {
+		wait = 2 * time.Minute
+	}
+	cc := &clientCommand{out: c.App.Writer, json: c.Bool("json")}
+	progress := cc.out
+	if cc.json {
+		progress = io.Discard
+	}
+	res, err := cancelKubeCluster(c.Context, kc, k.ns, k.id, c.Args().First(), progress, wait)
+	if err != nil {
+		return err
+	}
+	if cc.json {
+		return cc.printJSON(res)
+	}
+	return nil
+}
+
+var cancelJob = jobAction(nil, func(c *cli.Context, cc *clientCommand, j api.JobOverview) error {
+	if err := cc.api.CancelJob(c.Context, j.JID); err != nil {
+		return err
+	}
+	cc.progress("Cancellation of job %s (%s) requested.", j.JID, j.Name)
+	state := "CANCELLING"
+	if wait := c.Duration("wait"); wait > 0 {
+		var err error
+		if state, err = waitCanceled(c.Context, cc, j.JID, wait); err != nil {
+			return err
+		}
+		cc.progress("Job %s is %s.", j.JID, state)
+	}
+	if cc.json {
+		return cc.printJSON(map[string]string{"jid": j.JID, "state": state})
+	}
+	return nil
+})
 
 // waitCanceled polls the job's status until it is terminal; an AM that has exited after
 // the cancellation counts as CANCELED.

@@ -50,9 +50,16 @@ func nodeAction(check func(c *cli.Context) error, run func(c *cli.Context, cc *c
 // argument before the AM is contacted; run gets the job JOB resolves to.
 func jobAction(check func(c *cli.Context, ref string) error, run func(c *cli.Context, cc *clientCommand, j api.JobOverview) error) cli.ActionFunc {
 	return func(c *cli.Context) error {
-		ref, err := jobArg(c)
+		var ref string
+		k, err := kubeClusterOf(c, c.String("jobmanager"))
 		if err != nil {
 			return err
+		}
+		if k == nil || c.NArg() > 0 {
+			// A tide cluster on Kubernetes runs one job: JOB may be left out.
+			if ref, err = jobArg(c); err != nil {
+				return err
+			}
 		}
 		if check != nil {
 			if err := check(c, ref); err != nil {
@@ -70,6 +77,13 @@ func jobAction(check func(c *cli.Context, ref string) error, run func(c *cli.Con
 		cc, err := newClientCommand(c)
 		if err != nil {
 			return err
+		}
+		if k != nil && ref == "" {
+			j, err := onlyJobOf(c.Context, cc.api, "tide cluster "+k.id)
+			if err != nil {
+				return err
+			}
+			return run(c, cc, j)
 		}
 		if app != "" {
 			j, err := onlyJob(c.Context, cc.api, app)

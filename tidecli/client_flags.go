@@ -29,7 +29,7 @@ const defaultJobManager = api.DefaultAddress
 func clientFlags() []cli.Flag {
 	return []cli.Flag{
 		&cli.StringFlag{Name: "jobmanager", Aliases: []string{"m"}, EnvVars: []string{envJobManager},
-			Usage: "REST address of the AM, `host:port`, or yarn-application:<application id> (its current AM, found through the ResourceManager) (default: rest.address:rest.port of flink-conf.yaml in --configDir, else " + defaultJobManager + ")"},
+			Usage: "REST address of the AM, `host:port`, yarn-application:<application id> (its current AM, found through the ResourceManager), or kubernetes:[<namespace>/]<cluster-id> (its current AM, found through the API server; also -Dkubernetes.cluster-id=<cluster-id>) (default: rest.address:rest.port of flink-conf.yaml in --configDir, else " + defaultJobManager + ")"},
 		&cli.StringFlag{Name: "token", EnvVars: []string{envRESTToken},
 			Usage: "bearer token for an AM bound off loopback (default: rest.auth.token or rest.auth.token-file of flink-conf.yaml)"},
 		&cli.BoolFlag{Name: "json", Usage: "print JSON for scripts instead of tables"},
@@ -59,6 +59,18 @@ func newClientCommand(c *cli.Context) (*clientCommand, error) {
 		var err error
 		if addr, err = resolveYarnAM(c, app); err != nil {
 			return nil, err
+		}
+	}
+	if k, err := kubeClusterOf(c, addr); err != nil {
+		return nil, err
+	} else if k != nil {
+		a, tok, err := k.resolve(c.Context)
+		if err != nil {
+			return nil, err
+		}
+		addr = a
+		if !c.IsSet("token") {
+			token = tok
 		}
 	}
 	client, err := api.NewClient(api.Config{Address: addr, Token: token})

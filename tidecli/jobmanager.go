@@ -102,10 +102,12 @@ func runJobManager(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	var kam *kubeAM
 	if driver == nil {
-		if driver, err = kubeDriver(ctx, cfg, &opts, jobID, name, rpcLn.Addr()); err != nil {
+		if kam, err = kubeDriver(ctx, cfg, &opts, jobID, name, rpcLn.Addr(), restLn.Addr()); err != nil {
 			return err
 		}
+		driver = kam.Driver()
 	}
 	if err := opts.Validate(); err != nil {
 		return fmt.Errorf("scheduler options: %w", err)
@@ -139,6 +141,7 @@ func runJobManager(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	kam.finish(res)
 	switch res.Status {
 	case core.StatusFinished, core.StatusCanceled, core.StatusSuspended:
 		return nil

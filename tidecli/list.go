@@ -14,7 +14,7 @@ func listCommand() *cli.Command {
 		Usage:       "list the jobs of the AM",
 		Description: "Shows each job's id, name, status, start time and duration (GET /jobs/overview).",
 		Flags: append(clientFlags(), &cli.StringFlag{Name: "target", Aliases: []string{"t"},
-			Usage: "yarn: list the tide applications on YARN (state, UI address) instead of an AM's jobs"}),
+			Usage: "yarn: list the tide applications on YARN (state, UI address); kubernetes: the tide clusters of kubernetes.namespace (AM pod, job state, REST address); instead of an AM's jobs"}),
 		OnUsageError: onUsageError,
 		Action: func(c *cli.Context) error {
 			switch c.String("target") {
@@ -25,8 +25,13 @@ func listCommand() *cli.Command {
 					return err
 				}
 				return listYarnApplications(c)
+			case kubeListTarget:
+				if err := noArgs(c); err != nil {
+					return err
+				}
+				return listKubeClusters(c)
 			}
-			return usagef("tide list --target %q: expected %q (or no --target for the AM's jobs)", c.String("target"), yarnListTarget)
+			return usagef("tide list --target %q: expected %q or %q (or no --target for the AM's jobs)", c.String("target"), yarnListTarget, kubeListTarget)
 		},
 	}
 }

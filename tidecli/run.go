@@ -30,7 +30,7 @@ given time so the job visibly scales up.
 
 ` + dynamicHelp,
 		Flags: append(jobStartFlags(
-			&cli.StringFlag{Name: "target", Aliases: []string{"t"}, Value: "local", Usage: "where to run: local or yarn-per-job"},
+			&cli.StringFlag{Name: "target", Aliases: []string{"t"}, Value: "local", Usage: "where to run: local, yarn-per-job or kubernetes-application"},
 			&cli.IntFlag{Name: "taskmanagers", Aliases: []string{"n"}, Value: 2, Usage: "TaskManagers to start with"},
 			&cli.DurationFlag{Name: "add-taskmanager-after", Usage: "start one more TaskManager after this long (0: never)"},
 			&cli.StringFlag{Name: "work-dir", Value: filepath.Join(os.TempDir(), "tide-local"), Usage: "logs and checkpoints go here"},
@@ -40,13 +40,18 @@ given time so the job visibly scales up.
 }
 
 func runRun(c *cli.Context) error {
-	if t := c.String("target"); t == "yarn-per-job" {
+	if t := c.String("target"); t == kubeTarget {
+		if c.IsSet(fromSavepointFlag) || c.IsSet(allowNonRestoredStateFlag) {
+			return fmt.Errorf("--%s: not supported with --target %s yet; use --target local or bin/standalone-job.sh", fromSavepointFlag, kubeTarget)
+		}
+		return runKubernetesApplication(c)
+	} else if t == "yarn-per-job" {
 		if c.IsSet(fromSavepointFlag) || c.IsSet(allowNonRestoredStateFlag) {
 			return fmt.Errorf("--%s: not supported with --target yarn-per-job yet; use --target local or bin/standalone-job.sh", fromSavepointFlag)
 		}
 		return runYarnPerJob(c)
 	} else if t != "local" {
-		return fmt.Errorf("--target %q: expected local or yarn-per-job", t)
+		return fmt.Errorf("--target %q: expected local, yarn-per-job or %s", t, kubeTarget)
 	}
 	if n := c.Int("taskmanagers"); n < 0 {
 		return fmt.Errorf("--taskmanagers %d: expected 0 or more", n)

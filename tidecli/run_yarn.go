@@ -38,10 +38,10 @@ const (
 // yarnRunFlags are run's flags for --target yarn-per-job.
 func yarnRunFlags() []cli.Flag {
 	return []cli.Flag{
-		&cli.BoolFlag{Name: "detached", Aliases: []string{"d"}, Usage: "yarn-per-job: return once the job is RUNNING instead of following it to the end"},
+		&cli.BoolFlag{Name: "detached", Aliases: []string{"d"}, Usage: "yarn-per-job, kubernetes-application: return once the job is RUNNING instead of following it to the end"},
 		&cli.StringFlag{Name: "binary", Usage: "yarn-per-job: the tide binary to ship (default: this one)"},
 		&cli.BoolFlag{Name: "cancel-on-exit", Aliases: []string{"shutdownOnAttachedExit", "sae"},
-			Usage: "yarn-per-job: kill the application when an attached tide run is interrupted (Ctrl-C)"},
+			Usage: "yarn-per-job, kubernetes-application: kill the application (remove the cluster) when an attached tide run is interrupted (Ctrl-C)"},
 	}
 }
 
