@@ -129,7 +129,7 @@ func runYarnPerJob(c *cli.Context) error {
 	}
 	shipConf := hadoopConfFiles()
 	sub := yarn.Submission{
-		RM: rm, Staging: staging, Binary: binary, HadoopConf: shipConf,
+		RM: rm, Staging: uploadProgress{Storage: staging, out: out}, Binary: binary, HadoopConf: shipConf,
 		Tokens:            yarnCredentials(secret),
 		Config:            func(dir string) ([]byte, error) { return shippedConfig(cfg, dir) },
 		JobName:           name,

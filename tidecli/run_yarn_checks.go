@@ -89,8 +89,8 @@ func nodeIDCollisions(format yarn.NodeIDFormat, nodes []*yarnpb.NodeReportProto)
 }
 
 // quietRetries is the staging storage's logger: its retry warnings are demoted to debug, so a
-// transient upload error (a NotReplicatedYetException that the next attempt gets past) does
-// not alarm the user; a failure still ends tide run with its error.
+// transient upload error (a broken pipeline or a refused block that the next upload session
+// gets past) does not alarm the user; a failure still ends tide run with its error.
 func quietRetries() *slog.Logger {
 	return slog.New(demoted{slog.Default().Handler()})
 }

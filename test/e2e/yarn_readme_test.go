@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -17,7 +18,9 @@ import (
 // cluster's addresses substituted (HADOOP_CONF_DIR and the binary's path): the AM and the
 // TaskManagers resolve hdfs:/// through the shipped core-site.xml, the job commits the exact
 // answer under hdfs:///tide/out, and tide run warns that the mini-cluster's NodeManagers share
-// the node id localhost.
+// the node id localhost. tide run shows the upload of the binary (over 100 MB, so it goes up in
+// several block sessions of the mini-cluster's 1 MiB blocks) and no storage warning: an upload
+// session that failed and was resumed is retried out of the user's sight.
 func TestYARNReadmeCommand(t *testing.T) {
 	env := hadooptest.RequireYARN(t)
 	t.Setenv("HADOOP_CONF_DIR", env.ConfDir) // this test reads hdfs:///tide/out too
@@ -50,6 +53,14 @@ func TestYARNReadmeCommand(t *testing.T) {
 	}
 	if !strings.Contains(out, "share a node id: localhost (") {
 		t.Errorf("no warning that the NodeManagers share the node id localhost:\n%s", out)
+	}
+	if up := regexp.MustCompile(`(?m)^Uploading hdfs://\S+/tide \((\d+\.\d) MB\) \.\.\.\nUploaded (\d+\.\d) MB in `).FindStringSubmatch(out); up == nil || up[1] != up[2] {
+		t.Errorf("tide run did not show the binary's upload (Uploading hdfs://…/tide (N MB) ... / Uploaded N MB in …):\n%s", out)
+	}
+	for _, line := range strings.Split(out, "\n") {
+		if strings.Contains(line, "level=WARN") && strings.Contains(line, "storage") {
+			t.Errorf("tide run showed a storage warning (retries that succeeded stay out of the terminal): %s", line)
+		}
 	}
 	if strings.Contains(out, "checkpointing is off") {
 		t.Errorf("the README's command sets an interval, yet tide run warned that checkpointing is off:\n%s", out)
