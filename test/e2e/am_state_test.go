@@ -6,18 +6,15 @@ import (
 	"fmt"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
-	"strings"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/tidestream/tide/examples"
 	"github.com/tidestream/tide/internal/testkit"
-	"github.com/tidestream/tide/standalone"
 	"github.com/tidestream/tide/storage"
 	"github.com/tidestream/tide/test/hadoop/hadooptest"
 	"github.com/tidestream/tide/yarn"
@@ -156,41 +153,14 @@ func waitPersisted(t *testing.T, get testkit.Getter, jid string, ok func(amState
 	return v
 }
 
-// amProcess finds the pid of the `tide jobmanager` serving REST on port.
-func amProcess(port int) (int, bool) {
-	cmds, _ := filepath.Glob("/proc/[0-9]*/cmdline")
-	for _, p := range cmds {
-		b, err := os.ReadFile(p)
-		if err != nil {
-			continue
-		}
-		args := strings.Split(string(b), "\x00")
-		if len(args) > 1 && args[1] == "jobmanager" && slices.Contains(args, "rest.port="+strconv.Itoa(port)) {
-			pid, _ := strconv.Atoi(filepath.Base(filepath.Dir(p)))
-			return pid, true
-		}
-	}
-	return 0, false
-}
-
 // A standalone AM SIGKILLed and started again on the same checkpoint directory (and
 // ports, so the surviving TaskManager reconnects) shows the operator's 30-minute block
 // with its end unchanged, the rescale and exception histories, the checkpoint counters and
 // the job's start time of the killed AM.
 func TestAMStateSurvivesStandaloneAMKill(t *testing.T) {
 	ckpt, out := t.TempDir(), t.TempDir()
-	rpcPort, err := standalone.FreePort()
-	if err != nil {
-		t.Fatal(err)
-	}
-	restPort, err := standalone.FreePort()
-	if err != nil {
-		t.Fatal(err)
-	}
-	dyn := reactive(ckpt, "200 ms")
 	args := []string{"--records", "100000000", "--keys", "5", "--rate", "2000", "--output", out}
-	c := startLocal(t, standalone.LocalOptions{Dynamic: dyn, JobName: examples.CheckableCountName, JobArgs: args,
-		TaskManagers: 2, RPCPort: rpcPort, RESTPort: restPort})
+	c, am := startAMRestartCluster(t, reactive(ckpt, "200 ms"), examples.CheckableCountName, args, 2)
 	jid := jobID(t, c)
 	waitRunningAt(t, c, jid, 2)
 	base := "http://" + c.RESTAddress()
@@ -203,43 +173,8 @@ func TestAMStateSurvivesStandaloneAMKill(t *testing.T) {
 		return len(v.Blocked) == 1 && len(v.Rescales) >= 2 && len(v.Exceptions) >= 1 && v.Completed >= 3
 	}, func() ([]byte, error) { return os.ReadFile(filepath.Join(ckpt, jid, "_am_state")) })
 
-	pid, ok := amProcess(restPort)
-	if !ok {
-		t.Fatal("no AM process found")
-	}
-	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
-	<-c.AMDone()
-	// The next attempt: the same command on the same directory and ports.
-	amArgs := []string{"jobmanager"}
-	for _, d := range dyn {
-		amArgs = append(amArgs, "-D", d)
-	}
-	amArgs = append(amArgs, "-D", "jobmanager.rpc.address=127.0.0.1", "-D", "jobmanager.rpc.port="+strconv.Itoa(rpcPort),
-		"-D", "rest.bind-address=127.0.0.1", "-D", "rest.port="+strconv.Itoa(restPort),
-		"--job-classname", examples.CheckableCountName, "--")
-	am2 := exec.Command(tideBin, append(amArgs, args...)...)
-	log2, err := os.Create(filepath.Join(c.LogDir(), "jobmanager-2.log"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer log2.Close()
-	am2.Stdout, am2.Stderr = log2, log2
-	if err := am2.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = am2.Process.Signal(syscall.SIGTERM)
-		done := make(chan struct{})
-		go func() { _ = am2.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			_ = am2.Process.Kill()
-			<-done
-		}
-	})
+	am.kill(t)
+	am.start(t, 2)
 	waitRunningAt(t, c, jid, 1)
 	after, err := readAMStateView(restOf(c), jid)
 	if err != nil {
@@ -263,7 +198,7 @@ func TestAMStateSurvivesYARNAMKill(t *testing.T) {
 	tms := waitYarnRunning(t, r.track, jid, 2, nil)
 	blockFor30m(t, r.track, "node-outside-the-cluster")
 	// A TaskManager killed: an exception and rescales; YARN gives a replacement.
-	killAppTaskManager(t, r.app, tms[1].ID)
+	killTaskManager(t, r.app, tms[1].ID)
 	waitYarnRunning(t, r.track, jid, 2, map[string]bool{tms[1].ID: true})
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
@@ -283,21 +218,6 @@ func TestAMStateSurvivesYARNAMKill(t *testing.T) {
 		t.Fatal(err)
 	}
 	survived(t, before, after)
-}
-
-// killAppTaskManager SIGKILLs TaskManager id of app's first attempt. It looks only at
-// app's containers: TaskManager ids repeat across applications on the shared cluster.
-func killAppTaskManager(t *testing.T, app, id string) {
-	t.Helper()
-	var p tmProcess
-	testkit.WaitFor(t, "the process of TaskManager "+id, func() (bool, error) {
-		var ok bool
-		p, ok = containerProcesses(app, 1, "taskmanager")[id]
-		return ok, nil
-	})
-	if err := syscall.Kill(p.PID, syscall.SIGKILL); err != nil {
-		t.Fatalf("killing TaskManager %s (pid %d): %v", id, p.PID, err)
-	}
 }
 
 // requireYARNAttempts is hadooptest.RequireYARN for a test that needs a second AM attempt.

@@ -36,23 +36,119 @@ func rescaleTriggers(t testing.TB, get testkit.Getter, id string) []string {
 	return out
 }
 
-// TestColdStartTogetherDeploysOnce (row "AM + 2 TaskManagers started together"): two
-// TaskManagers started by bin/taskmanager.sh at the same moment share one deployment at
-// p=4 instead of p=2 followed by a rescale after the 30 s cooldown (kept at its default
-// here). The AM cannot know a second TaskManager is coming: the submission stabilization
-// window absorbs the burst. The window is 5 s here, not the default 1 s, so the test
-// does not depend on how fast a loaded machine starts two processes.
-func TestColdStartTogetherDeploysOnce(t *testing.T) {
-	s := newScripted(t,
-		"execution-mode: reactive",
+// scriptedRow is a standalone row of issue 9 run with the operator scripts: an AM started
+// by standalone-job.sh running TopSpeedWindowing (8 cars) on a flink-conf.yaml with
+// scriptedSettings and the row's settings; run starts the TaskManagers and checks the row.
+type scriptedRow struct {
+	name     string
+	settings []string
+	run      func(t *testing.T, s *scripted, id string)
+}
+
+// scriptedSettings are every row's: TaskManagers of 2 slots, a heartbeat timeout beyond the
+// test, checkpoints every second.
+func scriptedSettings(t *testing.T) []string {
+	return []string{
 		"taskmanager.numberOfTaskSlots: 2",
-		"jobmanager.adaptive-scheduler.submission.resource-stabilization-timeout: 5 s",
 		"heartbeat.timeout: 30 min",
-		"state.checkpoints.dir: file://"+t.TempDir(),
+		"state.checkpoints.dir: file://" + t.TempDir(),
 		"execution.checkpointing.interval: 1 s",
-	)
-	s.mustRun("standalone-job.sh", "start", "--job-classname", examples.TopSpeedWindowingName, "--cars", "8")
-	id := s.jobID()
+	}
+}
+
+// TestStandaloneScriptedRows runs the rows of issue 9 that the operator scripts start.
+func TestStandaloneScriptedRows(t *testing.T) {
+	for _, row := range []scriptedRow{
+		{
+			// "AM + 2 TaskManagers started together": two TaskManagers started by
+			// bin/taskmanager.sh at the same moment share one deployment at p=4 instead of p=2
+			// followed by a rescale after the 30 s cooldown (kept at its default here). The AM
+			// cannot know a second TaskManager is coming: the submission stabilization window
+			// absorbs the burst. The window is 5 s here, not the default 1 s, so the test does
+			// not depend on how fast a loaded machine starts two processes.
+			name: "ColdStartTogetherDeploysOnce",
+			settings: []string{
+				"execution-mode: reactive",
+				"jobmanager.adaptive-scheduler.submission.resource-stabilization-timeout: 5 s",
+			},
+			run: runColdStartTogether,
+		},
+		{
+			// "standalone, non-reactive ... tide rescale after 1 minute" and "tide rescale to
+			// bounds that free slots satisfy": idle standalone TaskManagers outlive
+			// slot.idle.timeout (the AM never ends them), and a rescale whose bounds the free
+			// slots allow happens at the next completed checkpoint, well within a --wait shorter
+			// than the 60 s executing stabilization timeout (kept at its default).
+			name: "TaskManagersStay",
+			settings: []string{
+				"slot.idle.timeout: 1 s",
+				"jobmanager.adaptive-scheduler.executing.cooldown-after-rescaling: 1 s",
+			},
+			run: runTaskManagersStay,
+		},
+		{
+			// "standalone: a TaskManager on a node whose block expires": a TaskManager started
+			// on a blocked node is admitted and stays unused; when the block ends the job scales
+			// onto it, and its process never exits.
+			name: "BlockedTaskManagerWaits",
+			settings: []string{
+				"execution-mode: reactive",
+				"jobmanager.adaptive-scheduler.executing.cooldown-after-rescaling: 0 s",
+			},
+			run: runBlockedTaskManagerWaits,
+		},
+		{
+			// "min-parallelism-increase: 2, job at p=1 asked for 2..4": the lower bound is
+			// honoured although the gain is below the minimum increase, and a rescale that
+			// cannot happen says why (tide status, tide rescale --wait).
+			name: "MinIncreaseKeepsLowerBound",
+			settings: []string{
+				"jobmanager.adaptive-scheduler.min-parallelism-increase: 2",
+				"jobmanager.adaptive-scheduler.executing.cooldown-after-rescaling: 0 s",
+			},
+			run: runMinIncreaseKeepsLowerBound,
+		},
+	} {
+		t.Run(row.name, func(t *testing.T) {
+			s := newScripted(t, append(scriptedSettings(t), row.settings...)...)
+			s.mustRun("standalone-job.sh", "start", "--job-classname", examples.TopSpeedWindowingName, "--cars", "8")
+			row.run(t, s, s.jobID())
+		})
+	}
+}
+
+// startTaskManagers starts a TaskManager on each node with bin/taskmanager.sh, one after
+// the other, and waits until all are registered.
+func (s *scripted) startTaskManagers(nodes ...string) {
+	s.t.Helper()
+	for _, n := range nodes {
+		s.mustRun("taskmanager.sh", "start", "-Dtaskmanager.node-id="+n)
+	}
+	s.waitTaskManagers(len(nodes))
+}
+
+// checkAlive fails t for each TaskManager process that exited: the AM never ends a
+// standalone TaskManager.
+func (s *scripted) checkAlive(t *testing.T, pids []int) {
+	t.Helper()
+	for _, p := range pids {
+		if !alive(p) {
+			t.Errorf("TaskManager process %d exited; the AM must never end a standalone TaskManager\n%s", p, s.amLog())
+		}
+	}
+}
+
+// vertexParallelism is vertex v's parallelism in d (0: no such vertex).
+func vertexParallelism(d testkit.JobDetails, v string) int {
+	for _, vx := range d.Vertices {
+		if vx.ID == v {
+			return vx.Parallelism
+		}
+	}
+	return 0
+}
+
+func runColdStartTogether(t *testing.T, s *scripted, id string) {
 	var wg sync.WaitGroup
 	for i := 1; i <= 2; i++ {
 		wg.Add(1)
@@ -70,45 +166,8 @@ func TestColdStartTogetherDeploysOnce(t *testing.T) {
 	}
 }
 
-// TestRunLocalDeploysOnce (row "make run"): tide run --target local names the
-// TaskManagers it starts, so the AM deploys once, at their parallelism, the moment the last
-// one registers. The stabilization window is 10 min here: the deployment can only come
-// that early because the AM knew what was on its way.
-func TestRunLocalDeploysOnce(t *testing.T) {
-	c := startLocal(t, standalone.LocalOptions{JobName: examples.TopSpeedWindowingName, JobArgs: []string{"--cars", "8"},
-		TaskManagers: 2, Dynamic: []string{
-			"execution-mode=reactive",
-			"jobmanager.adaptive-scheduler.submission.resource-stabilization-timeout=10 min",
-			"taskmanager.numberOfTaskSlots=1",
-			"state.checkpoints.dir=file://" + t.TempDir(),
-			"execution.checkpointing.interval=1 s",
-		}})
-	id := jobID(t, c)
-	d := waitRunningAt(t, c, id, 2)
-	if d.Attempt != 1 {
-		t.Fatalf("job reached p=2 in attempt %d, want one deployment; rescales %v", d.Attempt, rescaleTriggers(t, restOf(c), id))
-	}
-}
-
-// TestStandaloneTaskManagersStay (rows "standalone, non-reactive ... tide rescale after
-// 1 minute" and "tide rescale to bounds that free slots satisfy"): idle standalone
-// TaskManagers outlive slot.idle.timeout (the AM never ends them), and a rescale whose
-// bounds the free slots allow happens at the next completed checkpoint, well within a
-// --wait shorter than the 60 s executing stabilization timeout (kept at its default).
-func TestStandaloneTaskManagersStay(t *testing.T) {
-	s := newScripted(t,
-		"taskmanager.numberOfTaskSlots: 2",
-		"slot.idle.timeout: 1 s",
-		"jobmanager.adaptive-scheduler.executing.cooldown-after-rescaling: 1 s",
-		"heartbeat.timeout: 30 min",
-		"state.checkpoints.dir: file://"+t.TempDir(),
-		"execution.checkpointing.interval: 1 s",
-	)
-	s.mustRun("standalone-job.sh", "start", "--job-classname", examples.TopSpeedWindowingName, "--cars", "8")
-	s.mustRun("taskmanager.sh", "start", "-Dtaskmanager.node-id=node-1")
-	s.mustRun("taskmanager.sh", "start", "-Dtaskmanager.node-id=node-2")
-	s.waitTaskManagers(2)
-	id := s.jobID()
+func runTaskManagersStay(t *testing.T, s *scripted, id string) {
+	s.startTaskManagers("node-1", "node-2")
 	s.waitRunning(id, 1)
 	tmPids := s.pids("taskexecutor")
 	if len(tmPids) != 2 {
@@ -116,11 +175,7 @@ func TestStandaloneTaskManagersStay(t *testing.T) {
 	}
 	// Several idle timeouts pass with 3 of the 4 slots idle.
 	time.Sleep(5 * time.Second)
-	for _, p := range tmPids {
-		if !alive(p) {
-			t.Fatalf("TaskManager process %d exited while idle; the AM must never end a standalone TaskManager\n%s", p, s.amLog())
-		}
-	}
+	s.checkAlive(t, tmPids)
 	s.waitTaskManagers(2)
 
 	d, err := s.job(id)
@@ -139,35 +194,18 @@ func TestStandaloneTaskManagersStay(t *testing.T) {
 	if d.Attempt != 2 {
 		t.Errorf("attempt %d after one requested rescale, want 2; rescales %v", d.Attempt, rescaleTriggers(t, s.get, id))
 	}
-	for _, vx := range d.Vertices {
-		if vx.ID == v && vx.Parallelism != 4 {
-			t.Errorf("vertex %s at %d after the rescale, want 4", v, vx.Parallelism)
-		}
+	if p := vertexParallelism(d, v); p != 4 {
+		t.Errorf("vertex %s at %d after the rescale, want 4", v, p)
 	}
 }
 
-// TestStandaloneBlockedTaskManagerWaits (row "standalone: a TaskManager on a node whose
-// block expires"): a TaskManager started on a blocked node is admitted and stays unused;
-// when the block ends the job scales onto it, and its process never exits.
-func TestStandaloneBlockedTaskManagerWaits(t *testing.T) {
-	s := newScripted(t,
-		"execution-mode: reactive",
-		"taskmanager.numberOfTaskSlots: 2",
-		"jobmanager.adaptive-scheduler.executing.cooldown-after-rescaling: 0 s",
-		"heartbeat.timeout: 30 min",
-		"state.checkpoints.dir: file://"+t.TempDir(),
-		"execution.checkpointing.interval: 1 s",
-	)
-	s.mustRun("standalone-job.sh", "start", "--job-classname", examples.TopSpeedWindowingName, "--cars", "8")
-	id := s.jobID()
+func runBlockedTaskManagerWaits(t *testing.T, s *scripted, id string) {
 	out, err := s.tide("blocklist", "add", "node-2", "--timeout", "8s", "--cause", "e2e")
 	if err != nil {
 		t.Fatalf("tide blocklist add: %v\n%s", err, out)
 	}
-	s.mustRun("taskmanager.sh", "start", "-Dtaskmanager.node-id=node-1")
-	s.mustRun("taskmanager.sh", "start", "-Dtaskmanager.node-id=node-2")
-	s.waitTaskManagers(2)
-	d := s.waitRunning(id, 2)
+	s.startTaskManagers("node-1", "node-2")
+	s.waitRunning(id, 2)
 	var tms struct {
 		TaskManagers []struct {
 			ID      string `json:"id"`
@@ -188,15 +226,75 @@ func TestStandaloneBlockedTaskManagerWaits(t *testing.T) {
 	}
 	pids := s.pids("taskexecutor")
 	// The block ends after 8 s: the job scales up onto node-2 by itself.
-	d = s.waitRunning(id, 4)
+	d := s.waitRunning(id, 4)
 	if d.Attempt != 2 {
 		t.Errorf("attempt %d at p=4, want 2 (the first deployment at p=2, one rescale when the block ended); rescales %v",
 			d.Attempt, rescaleTriggers(t, s.get, id))
 	}
-	for _, p := range pids {
-		if !alive(p) {
-			t.Errorf("TaskManager process %d exited; a TaskManager on a blocked node must wait", p)
+	s.checkAlive(t, pids)
+}
+
+func runMinIncreaseKeepsLowerBound(t *testing.T, s *scripted, id string) {
+	s.mustRun("taskmanager.sh", "start")
+	s.waitTaskManagers(1)
+	d := s.waitRunning(id, 1)
+	v := d.Vertices[len(d.Vertices)-1].ID
+	// 2 slots, the other vertices share them: p=2 is a gain of 1 < 2, but 2 is the lower bound.
+	if out, err := s.tide("rescale", id, "--vertex", v, "--parallelism", "2..4", "--wait", "45s"); err != nil {
+		t.Fatalf("tide rescale 2..4: %v\n%s", err, out)
+	}
+	// 3..4 needs a slot more than there is: the wait says so instead of guessing.
+	out, err := s.tide("rescale", id, "--vertex", v, "--parallelism", "3..4", "--wait", "3s")
+	if err == nil || !strings.Contains(out, "SLOTS_MISSING") || !strings.Contains(out, "1 more slot") {
+		t.Fatalf("tide rescale 3..4 with 2 slots: want a failed wait naming the missing slot, got %v\n%s", err, out)
+	}
+	out, err = s.tide("status", id)
+	if err != nil || !strings.Contains(out, "Pending:   SLOTS_MISSING") {
+		t.Fatalf("tide status: want the pending reason: %v\n%s", err, out)
+	}
+	raw, err := s.tide("status", id, "--json")
+	if err != nil {
+		t.Fatalf("tide status --json: %v\n%s", err, raw)
+	}
+	var st struct {
+		Job struct {
+			PendingRescale struct {
+				Reason       string `json:"reason"`
+				MissingSlots int    `json:"missing-slots"`
+			} `json:"pending-rescale"`
+		} `json:"job"`
+	}
+	if err := json.Unmarshal([]byte(raw), &st); err != nil || st.Job.PendingRescale.MissingSlots != 1 {
+		t.Fatalf("tide status --json: pending-rescale %+v (%v)\n%s", st.Job.PendingRescale, err, raw)
+	}
+	// Another TaskManager brings the missing slot: the job rescales by itself.
+	s.mustRun("taskmanager.sh", "start")
+	testkit.WaitFor(t, "vertex "+v+" at 3 or 4", func() (bool, error) {
+		d, err := s.job(id)
+		if err != nil || d.State != "RUNNING" {
+			return false, err
 		}
+		return vertexParallelism(d, v) >= 3, nil
+	})
+}
+
+// TestRunLocalDeploysOnce (row "make run"): tide run --target local names the
+// TaskManagers it starts, so the AM deploys once, at their parallelism, the moment the last
+// one registers. The stabilization window is 10 min here: the deployment can only come
+// that early because the AM knew what was on its way.
+func TestRunLocalDeploysOnce(t *testing.T) {
+	c := startLocal(t, standalone.LocalOptions{JobName: examples.TopSpeedWindowingName, JobArgs: []string{"--cars", "8"},
+		TaskManagers: 2, Dynamic: []string{
+			"execution-mode=reactive",
+			"jobmanager.adaptive-scheduler.submission.resource-stabilization-timeout=10 min",
+			"taskmanager.numberOfTaskSlots=1",
+			"state.checkpoints.dir=file://" + t.TempDir(),
+			"execution.checkpointing.interval=1 s",
+		}})
+	id := jobID(t, c)
+	d := waitRunningAt(t, c, id, 2)
+	if d.Attempt != 1 {
+		t.Fatalf("job reached p=2 in attempt %d, want one deployment; rescales %v", d.Attempt, rescaleTriggers(t, restOf(c), id))
 	}
 }
 
@@ -246,68 +344,6 @@ func TestReactiveLossIsARescale(t *testing.T) {
 	if n := strings.Count(strings.Join(triggers, " "), "RESOURCE_LOST"); n != 3 {
 		t.Errorf("rescale history %v: want 3 RESOURCE_LOST redeployments", triggers)
 	}
-}
-
-// TestMinIncreaseKeepsLowerBound (row "min-parallelism-increase: 2, job at p=1 asked
-// for 2..4"): the lower bound is honoured although the gain is below the minimum
-// increase, and a rescale that cannot happen says why (tide status, tide rescale --wait).
-func TestMinIncreaseKeepsLowerBound(t *testing.T) {
-	s := newScripted(t,
-		"taskmanager.numberOfTaskSlots: 2",
-		"jobmanager.adaptive-scheduler.min-parallelism-increase: 2",
-		"jobmanager.adaptive-scheduler.executing.cooldown-after-rescaling: 0 s",
-		"heartbeat.timeout: 30 min",
-		"state.checkpoints.dir: file://"+t.TempDir(),
-		"execution.checkpointing.interval: 1 s",
-	)
-	s.mustRun("standalone-job.sh", "start", "--job-classname", examples.TopSpeedWindowingName, "--cars", "8")
-	s.mustRun("taskmanager.sh", "start")
-	s.waitTaskManagers(1)
-	id := s.jobID()
-	d := s.waitRunning(id, 1)
-	v := d.Vertices[len(d.Vertices)-1].ID
-	// 2 slots, the other vertices share them: p=2 is a gain of 1 < 2, but 2 is the lower bound.
-	if out, err := s.tide("rescale", id, "--vertex", v, "--parallelism", "2..4", "--wait", "45s"); err != nil {
-		t.Fatalf("tide rescale 2..4: %v\n%s", err, out)
-	}
-	// 3..4 needs a slot more than there is: the wait says so instead of guessing.
-	out, err := s.tide("rescale", id, "--vertex", v, "--parallelism", "3..4", "--wait", "3s")
-	if err == nil || !strings.Contains(out, "SLOTS_MISSING") || !strings.Contains(out, "1 more slot") {
-		t.Fatalf("tide rescale 3..4 with 2 slots: want a failed wait naming the missing slot, got %v\n%s", err, out)
-	}
-	out, err = s.tide("status", id)
-	if err != nil || !strings.Contains(out, "Pending:   SLOTS_MISSING") {
-		t.Fatalf("tide status: want the pending reason: %v\n%s", err, out)
-	}
-	raw, err := s.tide("status", id, "--json")
-	if err != nil {
-		t.Fatalf("tide status --json: %v\n%s", err, raw)
-	}
-	var st struct {
-		Job struct {
-			PendingRescale struct {
-				Reason       string `json:"reason"`
-				MissingSlots int    `json:"missing-slots"`
-			} `json:"pending-rescale"`
-		} `json:"job"`
-	}
-	if err := json.Unmarshal([]byte(raw), &st); err != nil || st.Job.PendingRescale.MissingSlots != 1 {
-		t.Fatalf("tide status --json: pending-rescale %+v (%v)\n%s", st.Job.PendingRescale, err, raw)
-	}
-	// Another TaskManager brings the missing slot: the job rescales by itself.
-	s.mustRun("taskmanager.sh", "start")
-	testkit.WaitFor(t, "vertex "+v+" at 3 or 4", func() (bool, error) {
-		d, err := s.job(id)
-		if err != nil || d.State != "RUNNING" {
-			return false, err
-		}
-		for _, vx := range d.Vertices {
-			if vx.ID == v {
-				return vx.Parallelism >= 3, nil
-			}
-		}
-		return false, nil
-	})
 }
 
 // TestStandaloneSilentTaskManagerStays: a standalone TaskManager whose heartbeats stop

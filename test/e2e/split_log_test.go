@@ -3,18 +3,14 @@ package e2e
 import (
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/tidestream/tide/core/source"
 	"github.com/tidestream/tide/examples"
 	"github.com/tidestream/tide/internal/testkit"
-	"github.com/tidestream/tide/standalone"
 	"github.com/tidestream/tide/stream"
 )
 
@@ -24,18 +20,8 @@ import (
 // twice, none lost).
 func TestSplitLogSurvivesStandaloneAMKill(t *testing.T) {
 	ckpt, out := t.TempDir(), t.TempDir()
-	rpcPort, err := standalone.FreePort()
-	if err != nil {
-		t.Fatal(err)
-	}
-	restPort, err := standalone.FreePort()
-	if err != nil {
-		t.Fatal(err)
-	}
-	dyn := reactive(ckpt, "200 ms")
 	args := []string{"--records", "240000", "--keys", "7", "--rate", "4000", "--output", out}
-	c := startLocal(t, standalone.LocalOptions{Dynamic: dyn, JobName: examples.CheckableCountName, JobArgs: args,
-		TaskManagers: 2, RPCPort: rpcPort, RESTPort: restPort})
+	c, am := startAMRestartCluster(t, reactive(ckpt, "200 ms"), examples.CheckableCountName, args, 2)
 	jid := jobID(t, c)
 	d := waitRunningAt(t, c, jid, 2)
 	waitCheckpointIn(t, c, jid, d.Attempt)
@@ -63,51 +49,16 @@ func TestSplitLogSurvivesStandaloneAMKill(t *testing.T) {
 		return t.LastCompleted() > 0 && len(t.Uncheckpointed()) > 0, nil
 	})
 
-	pid, ok := amProcess(restPort)
-	if !ok {
-		t.Fatal("no AM process found")
-	}
-	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
-	<-c.AMDone()
-	amArgs := []string{"jobmanager"}
-	for _, d := range dyn {
-		amArgs = append(amArgs, "-D", d)
-	}
-	amArgs = append(amArgs, "-D", "jobmanager.rpc.address=127.0.0.1", "-D", "jobmanager.rpc.port="+strconv.Itoa(rpcPort),
-		"-D", "rest.bind-address=127.0.0.1", "-D", "rest.port="+strconv.Itoa(restPort),
-		"--job-classname", examples.CheckableCountName, "--")
-	am2 := exec.Command(tideBin, append(amArgs, args...)...)
-	logPath := filepath.Join(c.LogDir(), "jobmanager-2.log")
-	log2, err := os.Create(logPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer log2.Close()
-	am2.Stdout, am2.Stderr = log2, log2
-	if err := am2.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- am2.Wait() }()
-	select {
-	case err := <-exited:
-		if err != nil {
-			t.Fatalf("second AM exited with %v (log %s)", err, logPath)
-		}
-	case <-time.After(4 * time.Minute):
-		_ = am2.Process.Kill()
-		<-exited
-		t.Fatalf("the job did not finish under the second AM (log %s)", logPath)
-	}
+	am.kill(t)
+	am2 := am.start(t, 2)
+	am2.wait(t, 4*time.Minute)
 	testkit.CheckExactOutput(t, out, args)
-	logged, err := os.ReadFile(logPath)
+	logged, err := os.ReadFile(am2.log)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(string(logged), "split assignment log replayed") {
-		t.Errorf("the second AM did not replay the split assignment log (log %s)", logPath)
+		t.Errorf("the second AM did not replay the split assignment log (log %s)", am2.log)
 	}
 	if _, err := os.Stat(logName); !os.IsNotExist(err) {
 		t.Errorf("split assignment log of the finished job still there: %v", err)
