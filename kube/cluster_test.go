@@ -268,13 +268,13 @@ func TestTaskManagerPodInCluster(t *testing.T) {
 	var secret bool
 	for _, e := range c.Env {
 		switch e.Name {
-		case EnvAMAddressFile:
+		case EnvAMAddressPath:
 			file = e.Value
 		case EnvInternalSecret:
 			secret = e.ValueFrom != nil && e.ValueFrom.SecretKeyRef != nil && e.ValueFrom.SecretKeyRef.Name == SecretName(s.ClusterID)
 		}
 	}
-	if file != "file://"+StatusDir+"/"+StatusRPCAddress || !secret {
+	if file != StatusDir+"/"+StatusRPCAddress || !secret {
 		t.Errorf("address file %q, secret from Secret %v", file, secret)
 	}
 	if len(p.Spec.Volumes) != 2 || p.Spec.Volumes[1].ConfigMap.Name != StatusConfigMapName(s.ClusterID) || c.VolumeMounts[1].MountPath != StatusDir {

@@ -17,8 +17,10 @@ const (
 	EnvPodNodeID = "TIDE_POD_NODE_ID"
 	EnvPodIP     = "TIDE_POD_IP"
 	EnvPodName   = "TIDE_POD_NAME"
-	// EnvAMAddressFile is tm/worker's: the URI of the file naming the AM's RPC address.
-	EnvAMAddressFile = "TIDE_AM_ADDRESS_FILE"
+	// EnvAMAddressPath is the path of the file naming the AM's RPC address (the status
+	// ConfigMap's rpc-address, mounted at StatusDir); the TaskManager follows it across AM
+	// restarts as tm/worker's AM address file. A plain path, as mount paths are written.
+	EnvAMAddressPath = "TIDE_AM_ADDRESS_PATH"
 )
 
 // containerName is the TaskManager container's name in every pod.
@@ -137,7 +139,7 @@ func (s PodSpec) Build(name string, attempt int, blocked []string) (*corev1.Pod,
 	}}}}
 	if s.InCluster {
 		env = append(env, secretEnv(s.ClusterID),
-			corev1.EnvVar{Name: EnvAMAddressFile, Value: "file://" + StatusDir + "/" + StatusRPCAddress})
+			corev1.EnvVar{Name: EnvAMAddressPath, Value: StatusDir + "/" + StatusRPCAddress})
 		mounts = append(mounts, corev1.VolumeMount{Name: "tide-status", MountPath: StatusDir, ReadOnly: true})
 		volumes = append(volumes, corev1.Volume{Name: "tide-status", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
 			LocalObjectReference: corev1.LocalObjectReference{Name: StatusConfigMapName(s.ClusterID)}, Optional: &optional,

@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"strconv"
+	"strings"
 	"time"
 
 	"k8s.io/client-go/kubernetes"
@@ -124,4 +125,14 @@ func (k *kubeAM) finish(res am.Result) {
 		slog.Error("the cluster's objects are not all removed; tide cancel -m kubernetes:"+k.clusterID+" retries", "err", err)
 	}
 	slog.Info("cluster removed", "objects", len(deleted))
+}
+
+// kubeAMAddressFile is the AM address file of a TaskManager pod of a submitted cluster
+// ($TIDE_AM_ADDRESS_PATH, the status ConfigMap's rpc-address as mounted), as a file:// URI;
+// "" elsewhere (tm/worker then reads $TIDE_AM_ADDRESS_FILE, as on YARN).
+func kubeAMAddressFile() string {
+	if p := os.Getenv(kube.EnvAMAddressPath); strings.HasPrefix(p, "/") {
+		return "file://" + p
+	}
+	return ""
 }

@@ -76,5 +76,6 @@ func runTaskManager(c *cli.Context) error {
 		DataAddress:    net.JoinHostPort(c.String("host"), strconv.Itoa(conf.TaskManagerDataPort.Get(cfg))),
 		ConnectTimeout: c.Duration("connect-timeout"),
 		DataPlane:      netplane.Options{}.WithBufferTimeout(conf.ExecutionBufferTimeout.Get(cfg)),
+		AMAddressFile:  kubeAMAddressFile(),
 	})
 }
