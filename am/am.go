@@ -40,6 +40,7 @@ type AM struct {
 	sessions   map[core.TaskManagerID]*session
 	deployment *deployment
 	ckpt       *checkpointCoordinator
+	warm       *warmups // warm-up and standby rounds, rescale switch downtimes
 	src        *sourceCoordinator
 	terminated bool
 	queue      []core.Event
@@ -94,6 +95,7 @@ func New(cfg Config) (*AM, error) {
 		loopDone: make(chan struct{}),
 		sessions: map[core.TaskManagerID]*session{},
 		view:     newView(cfg.JobID, cfg.JobName, cfg.Clock.Now()),
+		warm:     newWarmups(),
 	}
 	a.blocked.nodes = map[core.NodeID]bool{}
 	if a.api, err = newRESTState(cfg); err != nil {
@@ -248,6 +250,9 @@ func (a *AM) step(ev core.Event) {
 	for len(a.queue) > 0 {
 		next := a.queue[0]
 		a.queue = a.queue[1:]
+		if c, ok := next.(core.CheckpointCompleted); ok {
+			a.warm.checkpointCompleted(c)
+		}
 		for _, eff := range a.sched.Step(a.clock.Now(), next) {
 			if a.holdEffect(eff) {
 				continue

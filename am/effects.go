@@ -19,6 +19,7 @@ func (a *AM) apply(eff core.Effect) {
 			a.post(func() { a.step(core.TimerFired{Timer: e.Timer, Version: e.Version}) })
 		})
 	case core.Deploy:
+		a.warm.deployed(e)
 		a.deploy(e)
 	case core.CancelAttempt:
 		a.log.Info("cancelling attempt", "attempt", e.Attempt, "reason", e.Reason)
@@ -63,6 +64,11 @@ func (a *AM) apply(eff core.Effect) {
 		a.log.Info("rescale recorded", "rescale", r.ID, "trigger", r.Trigger, "outcome", r.Outcome,
 			"parallelism", r.ParallelismChange(), "took", r.Duration(), "attempt", r.Attempt, "cause", r.Cause)
 		a.view.addRescale(e.Rescale)
+		a.rescaleRecorded(e.Rescale)
+	case core.WarmUp:
+		a.warmUp(e)
+	case core.StopWarmup:
+		a.stopWarmup(e)
 	default:
 		a.log.Error("unknown effect from the core", "type", fmt.Sprintf("%T", eff))
 	}

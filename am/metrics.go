@@ -94,6 +94,7 @@ func (m *metrics) count(d metricDef, total int64) {
 // metricsSample is what one sample reads.
 type metricsSample struct {
 	core        core.Metrics
+	warm        core.WarmupGauges
 	parallelism map[core.VertexID]int
 	snap        snapshot
 	reloads     ReloadStats
@@ -102,7 +103,7 @@ type metricsSample struct {
 
 // takeSample reads the core (loop goroutine, or after the loop ended).
 func (a *AM) takeSample() metricsSample {
-	return metricsSample{core: a.sched.Metrics(), parallelism: a.sched.Parallelism(), snap: a.view.snapshot(),
+	return metricsSample{core: a.sched.Metrics(), warm: a.sched.WarmupGauges(), parallelism: a.sched.Parallelism(), snap: a.view.snapshot(),
 		reloads: a.ReloadStats(), now: a.clock.Now()}
 }
 
@@ -117,6 +118,10 @@ func (m *metrics) update(s metricsSample) {
 	m.set(metricNumRegisteredTaskManagers, float64(s.core.RegisteredTaskManagers))
 	m.set(metricTaskSlotsTotal, float64(s.core.TotalSlots))
 	m.set(metricTaskSlotsAvailable, float64(s.core.FreeSlots))
+	m.set(metricWarmupCopies, float64(s.warm.WarmupCopies))
+	m.set(metricWarmupLag, float64(s.warm.WarmupLag))
+	m.set(metricStandbyCopies, float64(s.warm.StandbyCopies))
+	m.set(metricStandbyLag, float64(s.warm.StandbyLag))
 	m.count(metricConfigReloads, int64(s.reloads.Reloads))
 	m.count(metricConfigReloadFailures, int64(s.reloads.Failures))
 

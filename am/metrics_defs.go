@@ -64,6 +64,14 @@ var (
 		"accepted live reloads of flink-conf.yaml"}
 	metricConfigReloadFailures = metricDef{"configReloadFailures", counterMetric, jobManagerScope,
 		"changed configuration files rejected (the old configuration stayed)"}
+	metricWarmupCopies = metricDef{"warmupCopies", gaugeMetric, jobScope,
+		"warm-up copies of the planned move in progress (state.warmup.timeout, max.warmup.replicas); 0 when none"}
+	metricWarmupLag = metricDef{"warmupLag", gaugeMetric, jobScope,
+		"checkpoints the furthest-behind warm-up copy lags the newest completed checkpoint; 0 when none or all caught up"}
+	metricStandbyCopies = metricDef{"standbyCopies", gaugeMetric, jobScope,
+		"standby copies of key-group ranges kept on other TaskManagers (num.standby.replicas)"}
+	metricStandbyLag = metricDef{"standbyLag", gaugeMetric, jobScope,
+		"checkpoints the furthest-behind standby copy lags the newest completed checkpoint"}
 	metricStaleEventsDropped = metricDef{"staleEventsDropped", counterMetric, jobScope,
 		"timers, task reports and answers of an older scheduler state or attempt that the core dropped"}
 )
@@ -74,6 +82,7 @@ var allMetrics = []metricDef{
 	metricParallelism, metricNumRegisteredTaskManagers, metricTaskSlotsTotal, metricTaskSlotsAvailable,
 	metricCompletedCheckpoints, metricFailedCheckpoints, metricLastCheckpointDuration, metricLastCheckpointSize,
 	metricNumBlockedNodes, metricConfigReloads, metricConfigReloadFailures, metricStaleEventsDropped,
+	metricWarmupCopies, metricWarmupLag, metricStandbyCopies, metricStandbyLag,
 }
 
 // taskMetricDef declares one metric of a subtask, exported as

@@ -28,6 +28,9 @@ func SchedulerOptions(c *conf.Config) core.Options {
 	o.PreferMinimalTaskManagers = conf.PreferMinimalTaskManagers.Get(c)
 	o.RescaleHistorySize = conf.RescaleHistorySize.Get(c)
 	o.KeyGroupBalanceFactor = conf.KeyGroupBalanceFactor.Get(c)
+	o.WarmupTimeout = conf.WarmupTimeout.Get(c)
+	o.MaxWarmupReplicas = conf.MaxWarmupReplicas.Get(c)
+	o.NumStandbyReplicas = conf.NumStandbyReplicas.Get(c)
 	o.BlocklistDefaultTimeout = conf.BlocklistDefaultTimeout.Get(c)
 	o.Restart = RestartConfig(c)
 	if conf.IsReactive(c) {

@@ -2,6 +2,8 @@ package am
 
 import (
 	"context"
+	"maps"
+	"time"
 
 	"github.com/tidestream/tide/api"
 
@@ -22,6 +24,11 @@ func rescaleJSON(r core.Rescale) api.Rescale {
 	for _, v := range r.Vertices {
 		b.Vertices = append(b.Vertices, api.RescaleVertex{Vertex: string(v.Vertex), Before: v.Before, After: v.After})
 	}
+	b.SwitchDowntime = -1
+	if w := r.Warmup; w != nil {
+		b.BytesMoved, b.WarmupDuration = w.Bytes, w.Duration.Milliseconds()
+		b.Warmup = &api.RescaleWarmup{Planned: w.Planned, Ready: w.Ready, Failed: w.Failed, Skipped: w.Skipped, TimedOut: w.TimedOut}
+	}
 	return b
 }
 
@@ -29,19 +36,25 @@ func rescaleJSON(r core.Rescale) api.Rescale {
 // rescale under way (nil when none).
 func (a *AM) Rescales(ctx context.Context) (api.Rescales, error) {
 	var (
-		history []core.Rescale
-		current core.Rescale
-		ok      bool
+		history  []core.Rescale
+		current  core.Rescale
+		ok       bool
+		downtime map[int]time.Duration
 	)
 	if err := a.inspect(ctx, func() {
 		history = a.sched.RescaleHistory()
 		current, ok = a.sched.CurrentRescale()
+		downtime = maps.Clone(a.warm.downtime)
 	}); err != nil {
 		return api.Rescales{}, unavailable(err)
 	}
 	out := make([]api.Rescale, 0, len(history))
 	for _, r := range history {
-		out = append(out, rescaleJSON(r))
+		b := rescaleJSON(r)
+		if d, ok := downtime[r.ID]; ok {
+			b.SwitchDowntime = d.Milliseconds()
+		}
+		out = append(out, b)
 	}
 	var cur *api.Rescale
 	if ok {

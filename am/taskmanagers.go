@@ -93,6 +93,8 @@ func (a *AM) handle(s *session, msg *rpc.TaskManagerMessage) {
 		a.lose(s.id, "unregistered: "+m.Unregister.GetReason())
 	case *rpc.TaskManagerMessage_TaskMetrics:
 		a.metrics.tasks.record(s.id, s.node, m.TaskMetrics, a.clock.Now())
+	case *rpc.TaskManagerMessage_WarmupProgress:
+		a.warmupProgress(s, m.WarmupProgress)
 	case *rpc.TaskManagerMessage_Register:
 		a.log.Warn("ignoring second Register on one connection", "taskmanager", s.id)
 	default:
@@ -114,6 +116,9 @@ func (a *AM) taskState(s *session, u *rpc.TaskStateUpdate) {
 		}
 		if st == core.TaskFailed || st == core.TaskCanceled {
 			a.ckpt.subtaskStopped(attempt, sub)
+		}
+		if st == core.TaskRunning || st == core.TaskFinished {
+			a.noteRunning(d)
 		}
 	}
 	a.step(core.TaskStateChanged{Attempt: attempt, Subtask: sub, State: st, Error: u.GetError(), Unrecoverable: u.GetUnrecoverable()})

@@ -36,6 +36,27 @@ type Rescale struct {
 	// KeyGroupsMoved counts the key groups whose TaskManager changed in the rescale, over
 	// every vertex and every attempt it deployed.
 	KeyGroupsMoved int `json:"keyGroupsMoved"`
+	// BytesMoved is the state the warm-up copies of the moving key-group ranges fetched
+	// before the switch (0 without a warm-up: the moved state is then read at restore).
+	BytesMoved int64 `json:"bytesMoved"`
+	// WarmupDuration is how long the move waited for its warm-ups (ms; 0: no warm-up).
+	WarmupDuration int64 `json:"warmupDuration"`
+	// SwitchDowntime is how long the job did not run: from the start of the switch (after
+	// the warm-up) until every subtask of the new attempt ran (ms; -1 until then).
+	SwitchDowntime int64 `json:"switchDowntime"`
+	// Warmup details the warm-up (nil: the move did not warm up).
+	Warmup *RescaleWarmup `json:"warmup,omitempty"`
+}
+
+// RescaleWarmup is what a rescale's warm-up did: copies planned (at most
+// max.warmup.replicas), caught up, failed, ranges that moved without one (Skipped), and
+// whether state.warmup.timeout ended it.
+type RescaleWarmup struct {
+	Planned  int  `json:"planned"`
+	Ready    int  `json:"ready"`
+	Failed   int  `json:"failed"`
+	Skipped  int  `json:"skipped"`
+	TimedOut bool `json:"timedOut"`
 }
 
 // Rescales is GET /jobs/:jobid/rescales: the finished rescales, oldest first, and the one

@@ -40,6 +40,7 @@ type TaskManagerMessage struct {
 	//	*TaskManagerMessage_SplitRequest
 	//	*TaskManagerMessage_Unregister
 	//	*TaskManagerMessage_TaskMetrics
+	//	*TaskManagerMessage_WarmupProgress
 	Kind          isTaskManagerMessage_Kind `protobuf_oneof:"kind"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -154,6 +155,15 @@ func (x *TaskManagerMessage) GetTaskMetrics() *TaskMetrics {
 	return nil
 }
 
+func (x *TaskManagerMessage) GetWarmupProgress() *WarmupProgress {
+	if x != nil {
+		if x, ok := x.Kind.(*TaskManagerMessage_WarmupProgress); ok {
+			return x.WarmupProgress
+		}
+	}
+	return nil
+}
+
 type isTaskManagerMessage_Kind interface {
 	isTaskManagerMessage_Kind()
 }
@@ -190,6 +200,10 @@ type TaskManagerMessage_TaskMetrics struct {
 	TaskMetrics *TaskMetrics `protobuf:"bytes,8,opt,name=task_metrics,json=taskMetrics,proto3,oneof"`
 }
 
+type TaskManagerMessage_WarmupProgress struct {
+	WarmupProgress *WarmupProgress `protobuf:"bytes,30,opt,name=warmup_progress,json=warmupProgress,proto3,oneof"`
+}
+
 func (*TaskManagerMessage_Register) isTaskManagerMessage_Kind() {}
 
 func (*TaskManagerMessage_Heartbeat) isTaskManagerMessage_Kind() {}
@@ -205,6 +219,8 @@ func (*TaskManagerMessage_SplitRequest) isTaskManagerMessage_Kind() {}
 func (*TaskManagerMessage_Unregister) isTaskManagerMessage_Kind() {}
 
 func (*TaskManagerMessage_TaskMetrics) isTaskManagerMessage_Kind() {}
+
+func (*TaskManagerMessage_WarmupProgress) isTaskManagerMessage_Kind() {}
 
 type Register struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -997,6 +1013,8 @@ type JobManagerMessage struct {
 	//	*JobManagerMessage_CheckpointComplete
 	//	*JobManagerMessage_SplitAssignment
 	//	*JobManagerMessage_Disconnect
+	//	*JobManagerMessage_Warmup
+	//	*JobManagerMessage_WarmupStop
 	Kind          isJobManagerMessage_Kind `protobuf_oneof:"kind"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -1111,6 +1129,24 @@ func (x *JobManagerMessage) GetDisconnect() *Disconnect {
 	return nil
 }
 
+func (x *JobManagerMessage) GetWarmup() *WarmupRequest {
+	if x != nil {
+		if x, ok := x.Kind.(*JobManagerMessage_Warmup); ok {
+			return x.Warmup
+		}
+	}
+	return nil
+}
+
+func (x *JobManagerMessage) GetWarmupStop() *WarmupStop {
+	if x != nil {
+		if x, ok := x.Kind.(*JobManagerMessage_WarmupStop); ok {
+			return x.WarmupStop
+		}
+	}
+	return nil
+}
+
 type isJobManagerMessage_Kind interface {
 	isJobManagerMessage_Kind()
 }
@@ -1147,6 +1183,14 @@ type JobManagerMessage_Disconnect struct {
 	Disconnect *Disconnect `protobuf:"bytes,8,opt,name=disconnect,proto3,oneof"`
 }
 
+type JobManagerMessage_Warmup struct {
+	Warmup *WarmupRequest `protobuf:"bytes,30,opt,name=warmup,proto3,oneof"`
+}
+
+type JobManagerMessage_WarmupStop struct {
+	WarmupStop *WarmupStop `protobuf:"bytes,31,opt,name=warmup_stop,json=warmupStop,proto3,oneof"`
+}
+
 func (*JobManagerMessage_Registered) isJobManagerMessage_Kind() {}
 
 func (*JobManagerMessage_Rejected) isJobManagerMessage_Kind() {}
@@ -1162,6 +1206,10 @@ func (*JobManagerMessage_CheckpointComplete) isJobManagerMessage_Kind() {}
 func (*JobManagerMessage_SplitAssignment) isJobManagerMessage_Kind() {}
 
 func (*JobManagerMessage_Disconnect) isJobManagerMessage_Kind() {}
+
+func (*JobManagerMessage_Warmup) isJobManagerMessage_Kind() {}
+
+func (*JobManagerMessage_WarmupStop) isJobManagerMessage_Kind() {}
 
 type Registered struct {
 	state   protoimpl.MessageState `protogen:"open.v1"`
@@ -2006,12 +2054,389 @@ func (x *Disconnect) GetReason() string {
 	return ""
 }
 
+// WarmupRequest asks a TaskManager to copy key-group ranges of checkpoint checkpoint_id
+// from the checkpoint storage into its local state (tm/localstate), while the job runs
+// elsewhere. The same round comes again with every newer completed checkpoint: the copies
+// follow it. The TaskManager answers each applied checkpoint with WarmupProgress.
+type WarmupRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Round int64                  `protobuf:"varint,1,opt,name=round,proto3" json:"round,omitempty"`
+	// kind is WARMUP (a planned move switches to this TaskManager) or STANDBY
+	// (num.standby.replicas).
+	Kind          string         `protobuf:"bytes,2,opt,name=kind,proto3" json:"kind,omitempty"`
+	CheckpointId  int64          `protobuf:"varint,3,opt,name=checkpoint_id,json=checkpointId,proto3" json:"checkpoint_id,omitempty"`
+	Ranges        []*WarmupRange `protobuf:"bytes,4,rep,name=ranges,proto3" json:"ranges,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *WarmupRequest) Reset() {
+	*x = WarmupRequest{}
+	mi := &file_tide_proto_msgTypes[26]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *WarmupRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*WarmupRequest) ProtoMessage() {}
+
+func (x *WarmupRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_tide_proto_msgTypes[26]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use WarmupRequest.ProtoReflect.Descriptor instead.
+func (*WarmupRequest) Descriptor() ([]byte, []int) {
+	return file_tide_proto_rawDescGZIP(), []int{26}
+}
+
+func (x *WarmupRequest) GetRound() int64 {
+	if x != nil {
+		return x.Round
+	}
+	return 0
+}
+
+func (x *WarmupRequest) GetKind() string {
+	if x != nil {
+		return x.Kind
+	}
+	return ""
+}
+
+func (x *WarmupRequest) GetCheckpointId() int64 {
+	if x != nil {
+		return x.CheckpointId
+	}
+	return 0
+}
+
+func (x *WarmupRequest) GetRanges() []*WarmupRange {
+	if x != nil {
+		return x.Ranges
+	}
+	return nil
+}
+
+// WarmupRange is one range a TaskManager copies. sources, when set, are the key-group
+// ranges of the subtasks of attempt source_attempt that wrote the checkpoint: only the
+// files of those that overlap the range are fetched (all of the vertex otherwise).
+type WarmupRange struct {
+	state          protoimpl.MessageState `protogen:"open.v1"`
+	Vertex         string                 `protobuf:"bytes,1,opt,name=vertex,proto3" json:"vertex,omitempty"`
+	Subtask        int32                  `protobuf:"varint,2,opt,name=subtask,proto3" json:"subtask,omitempty"`
+	MaxParallelism int32                  `protobuf:"varint,3,opt,name=max_parallelism,json=maxParallelism,proto3" json:"max_parallelism,omitempty"`
+	KeyGroupStart  int32                  `protobuf:"varint,4,opt,name=key_group_start,json=keyGroupStart,proto3" json:"key_group_start,omitempty"`
+	KeyGroupEnd    int32                  `protobuf:"varint,5,opt,name=key_group_end,json=keyGroupEnd,proto3" json:"key_group_end,omitempty"`
+	SourceAttempt  int64                  `protobuf:"varint,6,opt,name=source_attempt,json=sourceAttempt,proto3" json:"source_attempt,omitempty"`
+	Sources        []*WarmupSourceRange   `protobuf:"bytes,7,rep,name=sources,proto3" json:"sources,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
+}
+
+func (x *WarmupRange) Reset() {
+	*x = WarmupRange{}
+	mi := &file_tide_proto_msgTypes[27]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *WarmupRange) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*WarmupRange) ProtoMessage() {}
+
+func (x *WarmupRange) ProtoReflect() protoreflect.Message {
+	mi := &file_tide_proto_msgTypes[27]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use WarmupRange.ProtoReflect.Descriptor instead.
+func (*WarmupRange) Descriptor() ([]byte, []int) {
+	return file_tide_proto_rawDescGZIP(), []int{27}
+}
+
+func (x *WarmupRange) GetVertex() string {
+	if x != nil {
+		return x.Vertex
+	}
+	return ""
+}
+
+func (x *WarmupRange) GetSubtask() int32 {
+	if x != nil {
+		return x.Subtask
+	}
+	return 0
+}
+
+func (x *WarmupRange) GetMaxParallelism() int32 {
+	if x != nil {
+		return x.MaxParallelism
+	}
+	return 0
+}
+
+func (x *WarmupRange) GetKeyGroupStart() int32 {
+	if x != nil {
+		return x.KeyGroupStart
+	}
+	return 0
+}
+
+func (x *WarmupRange) GetKeyGroupEnd() int32 {
+	if x != nil {
+		return x.KeyGroupEnd
+	}
+	return 0
+}
+
+func (x *WarmupRange) GetSourceAttempt() int64 {
+	if x != nil {
+		return x.SourceAttempt
+	}
+	return 0
+}
+
+func (x *WarmupRange) GetSources() []*WarmupSourceRange {
+	if x != nil {
+		return x.Sources
+	}
+	return nil
+}
+
+type WarmupSourceRange struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Subtask       int32                  `protobuf:"varint,1,opt,name=subtask,proto3" json:"subtask,omitempty"`
+	KeyGroupStart int32                  `protobuf:"varint,2,opt,name=key_group_start,json=keyGroupStart,proto3" json:"key_group_start,omitempty"`
+	KeyGroupEnd   int32                  `protobuf:"varint,3,opt,name=key_group_end,json=keyGroupEnd,proto3" json:"key_group_end,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *WarmupSourceRange) Reset() {
+	*x = WarmupSourceRange{}
+	mi := &file_tide_proto_msgTypes[28]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *WarmupSourceRange) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*WarmupSourceRange) ProtoMessage() {}
+
+func (x *WarmupSourceRange) ProtoReflect() protoreflect.Message {
+	mi := &file_tide_proto_msgTypes[28]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use WarmupSourceRange.ProtoReflect.Descriptor instead.
+func (*WarmupSourceRange) Descriptor() ([]byte, []int) {
+	return file_tide_proto_rawDescGZIP(), []int{28}
+}
+
+func (x *WarmupSourceRange) GetSubtask() int32 {
+	if x != nil {
+		return x.Subtask
+	}
+	return 0
+}
+
+func (x *WarmupSourceRange) GetKeyGroupStart() int32 {
+	if x != nil {
+		return x.KeyGroupStart
+	}
+	return 0
+}
+
+func (x *WarmupSourceRange) GetKeyGroupEnd() int32 {
+	if x != nil {
+		return x.KeyGroupEnd
+	}
+	return 0
+}
+
+// WarmupStop ends a round: the TaskManager stops following checkpoints for it; what it
+// copied stays in its local state for a restore.
+type WarmupStop struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Round         int64                  `protobuf:"varint,1,opt,name=round,proto3" json:"round,omitempty"`
+	Reason        string                 `protobuf:"bytes,2,opt,name=reason,proto3" json:"reason,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *WarmupStop) Reset() {
+	*x = WarmupStop{}
+	mi := &file_tide_proto_msgTypes[29]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *WarmupStop) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*WarmupStop) ProtoMessage() {}
+
+func (x *WarmupStop) ProtoReflect() protoreflect.Message {
+	mi := &file_tide_proto_msgTypes[29]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use WarmupStop.ProtoReflect.Descriptor instead.
+func (*WarmupStop) Descriptor() ([]byte, []int) {
+	return file_tide_proto_rawDescGZIP(), []int{29}
+}
+
+func (x *WarmupStop) GetRound() int64 {
+	if x != nil {
+		return x.Round
+	}
+	return 0
+}
+
+func (x *WarmupStop) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+// WarmupProgress: the TaskManager holds the range as of checkpoint_id (bytes fetched for
+// the range so far), or could not copy it (error).
+type WarmupProgress struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Round         int64                  `protobuf:"varint,1,opt,name=round,proto3" json:"round,omitempty"`
+	Vertex        string                 `protobuf:"bytes,2,opt,name=vertex,proto3" json:"vertex,omitempty"`
+	KeyGroupStart int32                  `protobuf:"varint,3,opt,name=key_group_start,json=keyGroupStart,proto3" json:"key_group_start,omitempty"`
+	KeyGroupEnd   int32                  `protobuf:"varint,4,opt,name=key_group_end,json=keyGroupEnd,proto3" json:"key_group_end,omitempty"`
+	CheckpointId  int64                  `protobuf:"varint,5,opt,name=checkpoint_id,json=checkpointId,proto3" json:"checkpoint_id,omitempty"`
+	Bytes         int64                  `protobuf:"varint,6,opt,name=bytes,proto3" json:"bytes,omitempty"`
+	Error         string                 `protobuf:"bytes,7,opt,name=error,proto3" json:"error,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *WarmupProgress) Reset() {
+	*x = WarmupProgress{}
+	mi := &file_tide_proto_msgTypes[30]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *WarmupProgress) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*WarmupProgress) ProtoMessage() {}
+
+func (x *WarmupProgress) ProtoReflect() protoreflect.Message {
+	mi := &file_tide_proto_msgTypes[30]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use WarmupProgress.ProtoReflect.Descriptor instead.
+func (*WarmupProgress) Descriptor() ([]byte, []int) {
+	return file_tide_proto_rawDescGZIP(), []int{30}
+}
+
+func (x *WarmupProgress) GetRound() int64 {
+	if x != nil {
+		return x.Round
+	}
+	return 0
+}
+
+func (x *WarmupProgress) GetVertex() string {
+	if x != nil {
+		return x.Vertex
+	}
+	return ""
+}
+
+func (x *WarmupProgress) GetKeyGroupStart() int32 {
+	if x != nil {
+		return x.KeyGroupStart
+	}
+	return 0
+}
+
+func (x *WarmupProgress) GetKeyGroupEnd() int32 {
+	if x != nil {
+		return x.KeyGroupEnd
+	}
+	return 0
+}
+
+func (x *WarmupProgress) GetCheckpointId() int64 {
+	if x != nil {
+		return x.CheckpointId
+	}
+	return 0
+}
+
+func (x *WarmupProgress) GetBytes() int64 {
+	if x != nil {
+		return x.Bytes
+	}
+	return 0
+}
+
+func (x *WarmupProgress) GetError() string {
+	if x != nil {
+		return x.Error
+	}
+	return ""
+}
+
 var File_tide_proto protoreflect.FileDescriptor
 
 const file_tide_proto_rawDesc = "" +
 	"\n" +
 	"\n" +
-	"tide.proto\x12\vtide.rpc.v1\"\x9a\x04\n" +
+	"tide.proto\x12\vtide.rpc.v1\"\xe2\x04\n" +
 	"\x12TaskManagerMessage\x123\n" +
 	"\bregister\x18\x01 \x01(\v2\x15.tide.rpc.v1.RegisterH\x00R\bregister\x126\n" +
 	"\theartbeat\x18\x02 \x01(\v2\x16.tide.rpc.v1.HeartbeatH\x00R\theartbeat\x12=\n" +
@@ -2023,7 +2448,8 @@ const file_tide_proto_rawDesc = "" +
 	"\n" +
 	"unregister\x18\a \x01(\v2\x17.tide.rpc.v1.UnregisterH\x00R\n" +
 	"unregister\x12=\n" +
-	"\ftask_metrics\x18\b \x01(\v2\x18.tide.rpc.v1.TaskMetricsH\x00R\vtaskMetricsB\x06\n" +
+	"\ftask_metrics\x18\b \x01(\v2\x18.tide.rpc.v1.TaskMetricsH\x00R\vtaskMetrics\x12F\n" +
+	"\x0fwarmup_progress\x18\x1e \x01(\v2\x1b.tide.rpc.v1.WarmupProgressH\x00R\x0ewarmupProgressB\x06\n" +
 	"\x04kind\"\x9f\x01\n" +
 	"\bRegister\x12&\n" +
 	"\x0ftask_manager_id\x18\x01 \x01(\tR\rtaskManagerId\x12\x17\n" +
@@ -2087,7 +2513,7 @@ const file_tide_proto_rawDesc = "" +
 	"\arecords\x18\x02 \x01(\x03R\arecords\"$\n" +
 	"\n" +
 	"Unregister\x12\x16\n" +
-	"\x06reason\x18\x01 \x01(\tR\x06reason\"\xa4\x04\n" +
+	"\x06reason\x18\x01 \x01(\tR\x06reason\"\x96\x05\n" +
 	"\x11JobManagerMessage\x129\n" +
 	"\n" +
 	"registered\x18\x01 \x01(\v2\x17.tide.rpc.v1.RegisteredH\x00R\n" +
@@ -2100,7 +2526,10 @@ const file_tide_proto_rawDesc = "" +
 	"\x10split_assignment\x18\a \x01(\v2\x1c.tide.rpc.v1.SplitAssignmentH\x00R\x0fsplitAssignment\x129\n" +
 	"\n" +
 	"disconnect\x18\b \x01(\v2\x17.tide.rpc.v1.DisconnectH\x00R\n" +
-	"disconnectB\x06\n" +
+	"disconnect\x124\n" +
+	"\x06warmup\x18\x1e \x01(\v2\x1a.tide.rpc.v1.WarmupRequestH\x00R\x06warmup\x12:\n" +
+	"\vwarmup_stop\x18\x1f \x01(\v2\x17.tide.rpc.v1.WarmupStopH\x00R\n" +
+	"warmupStopB\x06\n" +
 	"\x04kind\"\xa4\x02\n" +
 	"\n" +
 	"Registered\x12\x15\n" +
@@ -2164,7 +2593,36 @@ const file_tide_proto_rawDesc = "" +
 	"\x0eno_more_splits\x18\x05 \x01(\bR\fnoMoreSplits\"$\n" +
 	"\n" +
 	"Disconnect\x12\x16\n" +
-	"\x06reason\x18\x01 \x01(\tR\x06reason2\\\n" +
+	"\x06reason\x18\x01 \x01(\tR\x06reason\"\x90\x01\n" +
+	"\rWarmupRequest\x12\x14\n" +
+	"\x05round\x18\x01 \x01(\x03R\x05round\x12\x12\n" +
+	"\x04kind\x18\x02 \x01(\tR\x04kind\x12#\n" +
+	"\rcheckpoint_id\x18\x03 \x01(\x03R\fcheckpointId\x120\n" +
+	"\x06ranges\x18\x04 \x03(\v2\x18.tide.rpc.v1.WarmupRangeR\x06ranges\"\x95\x02\n" +
+	"\vWarmupRange\x12\x16\n" +
+	"\x06vertex\x18\x01 \x01(\tR\x06vertex\x12\x18\n" +
+	"\asubtask\x18\x02 \x01(\x05R\asubtask\x12'\n" +
+	"\x0fmax_parallelism\x18\x03 \x01(\x05R\x0emaxParallelism\x12&\n" +
+	"\x0fkey_group_start\x18\x04 \x01(\x05R\rkeyGroupStart\x12\"\n" +
+	"\rkey_group_end\x18\x05 \x01(\x05R\vkeyGroupEnd\x12%\n" +
+	"\x0esource_attempt\x18\x06 \x01(\x03R\rsourceAttempt\x128\n" +
+	"\asources\x18\a \x03(\v2\x1e.tide.rpc.v1.WarmupSourceRangeR\asources\"y\n" +
+	"\x11WarmupSourceRange\x12\x18\n" +
+	"\asubtask\x18\x01 \x01(\x05R\asubtask\x12&\n" +
+	"\x0fkey_group_start\x18\x02 \x01(\x05R\rkeyGroupStart\x12\"\n" +
+	"\rkey_group_end\x18\x03 \x01(\x05R\vkeyGroupEnd\":\n" +
+	"\n" +
+	"WarmupStop\x12\x14\n" +
+	"\x05round\x18\x01 \x01(\x03R\x05round\x12\x16\n" +
+	"\x06reason\x18\x02 \x01(\tR\x06reason\"\xdb\x01\n" +
+	"\x0eWarmupProgress\x12\x14\n" +
+	"\x05round\x18\x01 \x01(\x03R\x05round\x12\x16\n" +
+	"\x06vertex\x18\x02 \x01(\tR\x06vertex\x12&\n" +
+	"\x0fkey_group_start\x18\x03 \x01(\x05R\rkeyGroupStart\x12\"\n" +
+	"\rkey_group_end\x18\x04 \x01(\x05R\vkeyGroupEnd\x12#\n" +
+	"\rcheckpoint_id\x18\x05 \x01(\x03R\fcheckpointId\x12\x14\n" +
+	"\x05bytes\x18\x06 \x01(\x03R\x05bytes\x12\x14\n" +
+	"\x05error\x18\a \x01(\tR\x05error2\\\n" +
 	"\n" +
 	"JobManager\x12N\n" +
 	"\aConnect\x12\x1f.tide.rpc.v1.TaskManagerMessage\x1a\x1e.tide.rpc.v1.JobManagerMessage(\x010\x01B$Z\"github.com/tidestream/tide/rpc;rpcb\x06proto3"
@@ -2181,7 +2639,7 @@ func file_tide_proto_rawDescGZIP() []byte {
 	return file_tide_proto_rawDescData
 }
 
-var file_tide_proto_msgTypes = make([]protoimpl.MessageInfo, 27)
+var file_tide_proto_msgTypes = make([]protoimpl.MessageInfo, 32)
 var file_tide_proto_goTypes = []any{
 	(*TaskManagerMessage)(nil),       // 0: tide.rpc.v1.TaskManagerMessage
 	(*Register)(nil),                 // 1: tide.rpc.v1.Register
@@ -2209,7 +2667,12 @@ var file_tide_proto_goTypes = []any{
 	(*Split)(nil),                    // 23: tide.rpc.v1.Split
 	(*SplitAssignment)(nil),          // 24: tide.rpc.v1.SplitAssignment
 	(*Disconnect)(nil),               // 25: tide.rpc.v1.Disconnect
-	nil,                              // 26: tide.rpc.v1.Registered.ConfigEntry
+	(*WarmupRequest)(nil),            // 26: tide.rpc.v1.WarmupRequest
+	(*WarmupRange)(nil),              // 27: tide.rpc.v1.WarmupRange
+	(*WarmupSourceRange)(nil),        // 28: tide.rpc.v1.WarmupSourceRange
+	(*WarmupStop)(nil),               // 29: tide.rpc.v1.WarmupStop
+	(*WarmupProgress)(nil),           // 30: tide.rpc.v1.WarmupProgress
+	nil,                              // 31: tide.rpc.v1.Registered.ConfigEntry
 }
 var file_tide_proto_depIdxs = []int32{
 	1,  // 0: tide.rpc.v1.TaskManagerMessage.register:type_name -> tide.rpc.v1.Register
@@ -2220,30 +2683,35 @@ var file_tide_proto_depIdxs = []int32{
 	7,  // 5: tide.rpc.v1.TaskManagerMessage.split_request:type_name -> tide.rpc.v1.SplitRequest
 	11, // 6: tide.rpc.v1.TaskManagerMessage.unregister:type_name -> tide.rpc.v1.Unregister
 	8,  // 7: tide.rpc.v1.TaskManagerMessage.task_metrics:type_name -> tide.rpc.v1.TaskMetrics
-	4,  // 8: tide.rpc.v1.CheckpointAck.handles:type_name -> tide.rpc.v1.StateHandle
-	9,  // 9: tide.rpc.v1.TaskMetrics.subtasks:type_name -> tide.rpc.v1.SubtaskMetrics
-	10, // 10: tide.rpc.v1.SubtaskMetrics.split_lag:type_name -> tide.rpc.v1.SplitLag
-	13, // 11: tide.rpc.v1.JobManagerMessage.registered:type_name -> tide.rpc.v1.Registered
-	14, // 12: tide.rpc.v1.JobManagerMessage.rejected:type_name -> tide.rpc.v1.Rejected
-	18, // 13: tide.rpc.v1.JobManagerMessage.deploy:type_name -> tide.rpc.v1.DeployTasks
-	20, // 14: tide.rpc.v1.JobManagerMessage.cancel:type_name -> tide.rpc.v1.CancelTasks
-	21, // 15: tide.rpc.v1.JobManagerMessage.trigger_checkpoint:type_name -> tide.rpc.v1.TriggerCheckpoint
-	22, // 16: tide.rpc.v1.JobManagerMessage.checkpoint_complete:type_name -> tide.rpc.v1.NotifyCheckpointComplete
-	24, // 17: tide.rpc.v1.JobManagerMessage.split_assignment:type_name -> tide.rpc.v1.SplitAssignment
-	25, // 18: tide.rpc.v1.JobManagerMessage.disconnect:type_name -> tide.rpc.v1.Disconnect
-	26, // 19: tide.rpc.v1.Registered.config:type_name -> tide.rpc.v1.Registered.ConfigEntry
-	15, // 20: tide.rpc.v1.DeployTasks.vertices:type_name -> tide.rpc.v1.VertexParallelism
-	16, // 21: tide.rpc.v1.DeployTasks.subtasks:type_name -> tide.rpc.v1.Subtask
-	17, // 22: tide.rpc.v1.DeployTasks.locations:type_name -> tide.rpc.v1.Location
-	19, // 23: tide.rpc.v1.DeployTasks.restore_location:type_name -> tide.rpc.v1.RestoreLocation
-	23, // 24: tide.rpc.v1.SplitAssignment.splits:type_name -> tide.rpc.v1.Split
-	0,  // 25: tide.rpc.v1.JobManager.Connect:input_type -> tide.rpc.v1.TaskManagerMessage
-	12, // 26: tide.rpc.v1.JobManager.Connect:output_type -> tide.rpc.v1.JobManagerMessage
-	26, // [26:27] is the sub-list for method output_type
-	25, // [25:26] is the sub-list for method input_type
-	25, // [25:25] is the sub-list for extension type_name
-	25, // [25:25] is the sub-list for extension extendee
-	0,  // [0:25] is the sub-list for field type_name
+	30, // 8: tide.rpc.v1.TaskManagerMessage.warmup_progress:type_name -> tide.rpc.v1.WarmupProgress
+	4,  // 9: tide.rpc.v1.CheckpointAck.handles:type_name -> tide.rpc.v1.StateHandle
+	9,  // 10: tide.rpc.v1.TaskMetrics.subtasks:type_name -> tide.rpc.v1.SubtaskMetrics
+	10, // 11: tide.rpc.v1.SubtaskMetrics.split_lag:type_name -> tide.rpc.v1.SplitLag
+	13, // 12: tide.rpc.v1.JobManagerMessage.registered:type_name -> tide.rpc.v1.Registered
+	14, // 13: tide.rpc.v1.JobManagerMessage.rejected:type_name -> tide.rpc.v1.Rejected
+	18, // 14: tide.rpc.v1.JobManagerMessage.deploy:type_name -> tide.rpc.v1.DeployTasks
+	20, // 15: tide.rpc.v1.JobManagerMessage.cancel:type_name -> tide.rpc.v1.CancelTasks
+	21, // 16: tide.rpc.v1.JobManagerMessage.trigger_checkpoint:type_name -> tide.rpc.v1.TriggerCheckpoint
+	22, // 17: tide.rpc.v1.JobManagerMessage.checkpoint_complete:type_name -> tide.rpc.v1.NotifyCheckpointComplete
+	24, // 18: tide.rpc.v1.JobManagerMessage.split_assignment:type_name -> tide.rpc.v1.SplitAssignment
+	25, // 19: tide.rpc.v1.JobManagerMessage.disconnect:type_name -> tide.rpc.v1.Disconnect
+	26, // 20: tide.rpc.v1.JobManagerMessage.warmup:type_name -> tide.rpc.v1.WarmupRequest
+	29, // 21: tide.rpc.v1.JobManagerMessage.warmup_stop:type_name -> tide.rpc.v1.WarmupStop
+	31, // 22: tide.rpc.v1.Registered.config:type_name -> tide.rpc.v1.Registered.ConfigEntry
+	15, // 23: tide.rpc.v1.DeployTasks.vertices:type_name -> tide.rpc.v1.VertexParallelism
+	16, // 24: tide.rpc.v1.DeployTasks.subtasks:type_name -> tide.rpc.v1.Subtask
+	17, // 25: tide.rpc.v1.DeployTasks.locations:type_name -> tide.rpc.v1.Location
+	19, // 26: tide.rpc.v1.DeployTasks.restore_location:type_name -> tide.rpc.v1.RestoreLocation
+	23, // 27: tide.rpc.v1.SplitAssignment.splits:type_name -> tide.rpc.v1.Split
+	27, // 28: tide.rpc.v1.WarmupRequest.ranges:type_name -> tide.rpc.v1.WarmupRange
+	28, // 29: tide.rpc.v1.WarmupRange.sources:type_name -> tide.rpc.v1.WarmupSourceRange
+	0,  // 30: tide.rpc.v1.JobManager.Connect:input_type -> tide.rpc.v1.TaskManagerMessage
+	12, // 31: tide.rpc.v1.JobManager.Connect:output_type -> tide.rpc.v1.JobManagerMessage
+	31, // [31:32] is the sub-list for method output_type
+	30, // [30:31] is the sub-list for method input_type
+	30, // [30:30] is the sub-list for extension type_name
+	30, // [30:30] is the sub-list for extension extendee
+	0,  // [0:30] is the sub-list for field type_name
 }
 
 func init() { file_tide_proto_init() }
@@ -2260,6 +2728,7 @@ func file_tide_proto_init() {
 		(*TaskManagerMessage_SplitRequest)(nil),
 		(*TaskManagerMessage_Unregister)(nil),
 		(*TaskManagerMessage_TaskMetrics)(nil),
+		(*TaskManagerMessage_WarmupProgress)(nil),
 	}
 	file_tide_proto_msgTypes[12].OneofWrappers = []any{
 		(*JobManagerMessage_Registered)(nil),
@@ -2270,6 +2739,8 @@ func file_tide_proto_init() {
 		(*JobManagerMessage_CheckpointComplete)(nil),
 		(*JobManagerMessage_SplitAssignment)(nil),
 		(*JobManagerMessage_Disconnect)(nil),
+		(*JobManagerMessage_Warmup)(nil),
+		(*JobManagerMessage_WarmupStop)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
@@ -2277,7 +2748,7 @@ func file_tide_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_tide_proto_rawDesc), len(file_tide_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   27,
+			NumMessages:   32,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

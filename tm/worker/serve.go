@@ -67,6 +67,11 @@ func (w *worker) serve(ctx context.Context, c *connection) (outcome, error) {
 			log.Warn("closing executor", "err", err)
 		}
 	}()
+	fetcher, err := w.newFetcher(reg.GetJobId(), st, sess, log)
+	if err != nil {
+		return outcomeStopped, err
+	}
+	defer fetcher.Close()
 	log.Info("registered with the AM", "am", w.am)
 
 	hbDone := make(chan struct{})
@@ -105,6 +110,15 @@ func (w *worker) serve(ctx context.Context, c *connection) (outcome, error) {
 			log.Warn("lost the AM; cancelling every task and reconnecting", "am", w.am, "err", err)
 			return outcomeLost, nil
 		case m := <-msgs:
+			if k, ok := m.GetKind().(*rpc.JobManagerMessage_Warmup); ok {
+				fetcher.Request(warmupRequest(k.Warmup))
+				continue
+			}
+			if k, ok := m.GetKind().(*rpc.JobManagerMessage_WarmupStop); ok {
+				log.Info("warm-up round ended", "round", k.WarmupStop.GetRound(), "reason", k.WarmupStop.GetReason())
+				fetcher.Stop(k.WarmupStop.GetRound())
+				continue
+			}
 			if done := w.dispatch(ctx, ex, space, m, log); done {
 				sess.finish(nil)
 				return outcomeDisconnected, nil

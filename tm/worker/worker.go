@@ -47,6 +47,7 @@ func Run(ctx context.Context, cfg Config) error {
 		defer w.addrFile.close()
 		log.Info("following the AM address file across AM restarts", "file", cfg.AMAddressFile)
 	}
+	defer w.local.remove(log)
 	return w.run(ctx)
 }
 
@@ -56,6 +57,7 @@ type worker struct {
 	plane    *netplane.Plane
 	am       string       // the AM's address now; the address file may move it
 	addrFile *addressFile // nil without Config.AMAddressFile
+	local    localStates  // the local state store, opened on first use
 }
 
 // addressFileReadTimeout bounds one read of the AM address file.

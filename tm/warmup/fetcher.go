@@ -1,0 +1,293 @@
+// Package warmup is the TaskManager side of warm-up and standby copies (issue 14,
+// KIP-441): it copies key-group ranges of a job's completed checkpoints from the
+// checkpoint storage into the TaskManager's local state (tm/localstate) while the job
+// runs elsewhere, follows every newer checkpoint the AM names, and reports each applied
+// checkpoint. A restore here then finds the files locally (localstate.Find by handle name
+// and size) instead of downloading them.
+//
+// A copy holds the state files, as the checkpoint's _metadata lists them, of the subtasks
+// whose key groups overlap the range (all of the vertex's when the AM does not know who
+// wrote which range). A file a local entry already holds with the same name and size (a
+// shared file of an incremental checkpoint, an earlier copy) is linked, not downloaded:
+// following a newer checkpoint fetches only what changed.
+package warmup
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"path"
+	"strings"
+	"sync"
+
+	"github.com/tidestream/tide/core/checkpoint"
+	"github.com/tidestream/tide/storage"
+	"github.com/tidestream/tide/tm/localstate"
+)
+
+// Source is the key-group range subtask Subtask owned in the attempt that wrote a
+// checkpoint.
+type Source struct {
+	Subtask    int
+	Start, End int
+}
+
+// Range is one range to copy.
+type Range struct {
+	Vertex     string
+	Start, End int
+	// SourceAttempt and Sources: the ranges of the writing attempt's subtasks (nil: fetch
+	// every file of the vertex).
+	SourceAttempt int64
+	Sources       []Source
+}
+
+// Request is one round's ranges on this TaskManager as of a completed checkpoint.
+type Request struct {
+	Round      int64
+	Kind       string
+	Checkpoint int64
+	Ranges     []Range
+}
+
+// Progress is one report to the AM: the range holds Checkpoint (Bytes downloaded for
+// it so far), or Err.
+type Progress struct {
+	Round      int64
+	Vertex     string
+	Start, End int
+	Checkpoint int64
+	Bytes      int64
+	Err        error
+}
+
+// Config configures a Fetcher.
+type Config struct {
+	JobID   string
+	Storage storage.Storage // the job's checkpoint storage
+	Local   *localstate.Store
+	Report  func(Progress)
+	Logger  *slog.Logger
+}
+
+// Fetcher runs the copies of one TaskManager for one job. It is safe for concurrent use.
+type Fetcher struct {
+	cfg    Config
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+
+	mu     sync.Mutex
+	copies map[copyKey]*copyState
+}
+
+type copyKey struct {
+	round      int64
+	vertex     string
+	start, end int
+}
+
+// copyState is one range's copy: the newest checkpoint wanted, and a signal to its
+// goroutine.
+type copyState struct {
+	rng    Range
+	want   int64
+	wake   chan struct{}
+	cancel context.CancelFunc
+}
+
+// New returns a Fetcher; Close stops it.
+func New(cfg Config) *Fetcher {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	return &Fetcher{cfg: cfg, ctx: ctx, cancel: cancel, copies: map[copyKey]*copyState{}}
+}
+
+// Request starts the round's copies, or moves those already running to the newer
+// checkpoint. A round's copies that the request no longer lists are stopped.
+func (f *Fetcher) Request(req Request) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	listed := map[copyKey]bool{}
+	for _, r := range req.Ranges {
+		k := copyKey{req.Round, r.Vertex, r.Start, r.End}
+		listed[k] = true
+		c, ok := f.copies[k]
+		if !ok {
+			ctx, cancel := context.WithCancel(f.ctx)
+			c = &copyState{rng: r, wake: make(chan struct{}, 1), cancel: cancel}
+			f.copies[k] = c
+			f.wg.Add(1)
+			go f.run(ctx, req.Round, c)
+		}
+		c.rng = r
+		if req.Checkpoint > c.want {
+			c.want = req.Checkpoint
+			select {
+			case c.wake <- struct{}{}:
+			default:
+			}
+		}
+	}
+	for k, c := range f.copies {
+		if k.round == req.Round && !listed[k] {
+			c.cancel()
+			delete(f.copies, k)
+		}
+	}
+}
+
+// Stop ends a round's copies; what they copied stays in the local state.
+func (f *Fetcher) Stop(round int64) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for k, c := range f.copies {
+		if k.round == round {
+			c.cancel()
+			delete(f.copies, k)
+		}
+	}
+}
+
+// Close stops every copy and waits for them.
+func (f *Fetcher) Close() {
+	f.cancel()
+	f.wg.Wait()
+}
+
+// next returns the checkpoint the copy should hold (under the lock: Request updates it).
+func (f *Fetcher) next(c *copyState) (int64, Range) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return c.want, c.rng
+}
+
+// run keeps one copy at the newest checkpoint asked for until its round stops.
+func (f *Fetcher) run(ctx context.Context, round int64, c *copyState) {
+	defer f.wg.Done()
+	var have, bytes int64
+	for {
+		want, r := f.next(c)
+		if want > have {
+			n, err := f.fetch(ctx, r, want)
+			bytes += n
+			if ctx.Err() != nil {
+				return
+			}
+			if err != nil {
+				f.cfg.Logger.Warn("warm-up copy failed", "round", round, "vertex", r.Vertex,
+					"key_groups", fmt.Sprintf("%d-%d", r.Start, r.End), "checkpoint", want, "err", err)
+			} else {
+				have = want
+				f.cfg.Logger.Info("warm-up copy holds checkpoint", "round", round, "vertex", r.Vertex,
+					"key_groups", fmt.Sprintf("%d-%d", r.Start, r.End), "checkpoint", want, "bytes", bytes)
+			}
+			f.cfg.Report(Progress{Round: round, Vertex: r.Vertex, Start: r.Start, End: r.End, Checkpoint: have, Bytes: bytes, Err: err})
+			if err != nil {
+				have = want // wait for a newer checkpoint before trying again
+			}
+			continue
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-c.wake:
+		}
+	}
+}
+
+// fetch copies the range's files of checkpoint n into one local entry and returns the
+// bytes it downloaded.
+func (f *Fetcher) fetch(ctx context.Context, r Range, n int64) (int64, error) {
+	st := f.cfg.Storage
+	job := f.cfg.JobID
+	data, err := storage.ReadFile(ctx, st, checkpoint.MetadataPath(job, n))
+	if err != nil {
+		return 0, fmt.Errorf("warm-up of %s key groups %d-%d: reading checkpoint %d's %s in %s: %w", r.Vertex, r.Start, r.End, n, checkpoint.MetadataFile, st.URI(), err)
+	}
+	meta, err := checkpoint.DecodeMetadata(data)
+	if err != nil {
+		return 0, fmt.Errorf("warm-up of %s key groups %d-%d: checkpoint %d: %w", r.Vertex, r.Start, r.End, n, err)
+	}
+	handles := filesFor(meta, r)
+	stage, err := f.cfg.Local.Stage(localstate.Key{Job: job, Vertex: r.Vertex, KeyGroupStart: r.Start, KeyGroupEnd: r.End, Checkpoint: n})
+	if err != nil {
+		return 0, err
+	}
+	var got int64
+	for _, h := range handles {
+		if p, ok := f.cfg.Local.Find(job, r.Vertex, h.Name, h.Size); ok {
+			if err := stage.Link(h.Name, p); err == nil {
+				continue
+			}
+		}
+		k, err := download(ctx, st, stage, resolve(meta, h.Name), h)
+		got += k
+		if err != nil {
+			stage.Abort()
+			return got, fmt.Errorf("warm-up of %s key groups %d-%d: checkpoint %d: %w", r.Vertex, r.Start, r.End, n, err)
+		}
+	}
+	if err := stage.Commit(); err != nil {
+		return got, err
+	}
+	return got, nil
+}
+
+// filesFor lists the handles of the vertex's subtasks whose key groups overlap the range
+// (every handle of the vertex when the writers' ranges are unknown).
+func filesFor(meta checkpoint.Metadata, r Range) []checkpoint.StateHandle {
+	overlap := func(int) bool { return true }
+	if len(r.Sources) > 0 && r.SourceAttempt == meta.Attempt {
+		src := map[int]Source{}
+		for _, s := range r.Sources {
+			src[s.Subtask] = s
+		}
+		overlap = func(i int) bool {
+			s, ok := src[i]
+			return !ok || (s.Start <= r.End && s.End >= r.Start)
+		}
+	}
+	var out []checkpoint.StateHandle
+	for _, st := range meta.Subtasks {
+		if st.Subtask.Vertex == r.Vertex && overlap(st.Subtask.Index) {
+			out = append(out, st.Handles...)
+		}
+	}
+	return out
+}
+
+// resolve maps a handle name to its name in the storage: names are relative to the
+// storage root (<job>/chk-<n>/…, <job>/shared/…); others to the checkpoint directory.
+func resolve(meta checkpoint.Metadata, name string) string {
+	if strings.HasPrefix(name, meta.JobID+"/") {
+		return name
+	}
+	return path.Join(checkpoint.ChkDir(meta.JobID, meta.CheckpointID), name)
+}
+
+func download(ctx context.Context, st storage.Storage, stage *localstate.Staging, name string, h checkpoint.StateHandle) (int64, error) {
+	rc, err := st.Open(ctx, name)
+	if err != nil {
+		return 0, fmt.Errorf("opening %s in %s: %w", name, st.URI(), err)
+	}
+	defer rc.Close()
+	w, err := stage.Create(h.Name)
+	if err != nil {
+		return 0, err
+	}
+	n, err := io.Copy(w, rc)
+	if cerr := w.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil && n != h.Size {
+		err = fmt.Errorf("%s in %s has %d bytes, _metadata records %d", name, st.URI(), n, h.Size)
+	}
+	if err != nil {
+		return n, fmt.Errorf("copying %s from %s: %w", name, st.URI(), err)
+	}
+	return n, nil
+}
