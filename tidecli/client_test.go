@@ -177,7 +177,9 @@ func (f *fakeAM) handler() http.Handler {
 			{"id": 1, "trigger": "INITIAL_SCHEDULE", "outcome": "COMPLETED", "start": 1700000000000, "duration": 1200, "attempt": 1,
 				"vertices": []map[string]any{{"vertex": "window", "before": 0, "after": 2}}},
 			{"id": 2, "trigger": "NEW_RESOURCE_AVAILABLE", "outcome": "COMPLETED", "start": 1700000060000, "duration": 800, "attempt": 2,
-				"vertices": []map[string]any{{"vertex": "window", "before": 2, "after": 3}}}}})
+				"vertices": []map[string]any{{"vertex": "window", "before": 2, "after": 3}}, "keyGroupsMoved": 43,
+				"bytesMoved": 1572864, "warmupDuration": 2500, "switchDowntime": 350,
+				"warmup": map[string]any{"planned": 2, "ready": 2}}}})
 	})
 	mux.HandleFunc("GET /taskmanagers", func(w http.ResponseWriter, _ *http.Request) {
 		writeBody(w, 200, map[string]any{"taskmanagers": []map[string]any{
@@ -276,7 +278,8 @@ func TestClientTables(t *testing.T) {
 				"source 4 1..4 128 RUNNING 1200 1200 35% 62% high", "window 4 1..4 128 RUNNING - - - -"}},
 		{"status by prefix", []string{"status", "-m", m, "a1b2"}, []string{"Job: " + testJobID}},
 		{"rescales", []string{"rescales", "a1b2c3", "-m", m},
-			[]string{"ID TRIGGER OUTCOME STARTED TOOK ATTEMPT PARALLELISM", "1 INITIAL_SCHEDULE COMPLETED", "window 2→3"}},
+			[]string{"ID TRIGGER OUTCOME STARTED TOOK ATTEMPT MOVED BYTES WARMUP DOWNTIME PARALLELISM", "1 INITIAL_SCHEDULE COMPLETED",
+				"800ms 2 43 1.5 MiB 2.5s (2/2 ready) 350ms window 2→3"}},
 		{"taskmanagers", []string{"taskmanagers", "-m", m},
 			[]string{"ID NODE SLOTS FREE LAST HEARTBEAT BLOCKED", "tm-1 host-a 2 0 1.5s ago no", "tm-22 host-bb 4 1 300ms ago yes",
 				"Requested TaskManagers not registered yet:", "ID STATE NODE WAITING REASON MESSAGE",
