@@ -47,6 +47,11 @@ func OpenPebble(opts PebbleOptions) (*PebbleBackend, error) {
 	if err != nil {
 		return nil, fmt.Errorf("pebble state backend: %w", err)
 	}
+	return openPebbleIn(dir, opts, nil)
+}
+
+// openPebbleIn opens the instance in dir (removed on failure); tune adjusts the options.
+func openPebbleIn(dir string, opts PebbleOptions, tune func(*pebble.Options)) (*PebbleBackend, error) {
 	log := opts.Logger
 	if log == nil {
 		log = slog.Default()
@@ -58,6 +63,9 @@ func OpenPebble(opts PebbleOptions) (*PebbleBackend, error) {
 	}
 	if opts.MemTableSize > 0 {
 		po.MemTableSize = opts.MemTableSize
+	}
+	if tune != nil {
+		tune(po)
 	}
 	var cache *pebble.Cache
 	if opts.CacheSize > 0 {

@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path"
 	"strings"
 
 	"github.com/tidestream/tide/core/checkpoint"
+	"github.com/tidestream/tide/core/jobgraph"
 	"github.com/tidestream/tide/storage"
 	"github.com/tidestream/tide/stream"
 	"github.com/tidestream/tide/tm/snapshot"
@@ -17,7 +19,12 @@ import (
 func CheckpointDir(jobID string, id int64) string { return fmt.Sprintf("%s/chk-%d", jobID, id) }
 
 // StateFileName is the name of one subtask's state file in its checkpoint directory.
-func StateFileName(vertex string, index int) string { return fmt.Sprintf("%s-%d.state", vertex, index) }
+func StateFileName(vertex string, index int) string {
+	return fmt.Sprintf("%s-%d%s", vertex, index, stateFileSuffix)
+}
+
+// stateFileSuffix ends the name of every subtask state file (snapshot format).
+const stateFileSuffix = ".state"
 
 // checkpoint takes the synchronous part of checkpoint id at its barrier and hands the
 // rest to the subtask's uploader (checkpoint_async.go): the operators write what they keep
@@ -170,6 +177,9 @@ type RestoreLocation struct {
 type restoreSource struct {
 	st  storage.Storage
 	dir string
+	// own: the job's own checkpoint storage (shared files live at <job>/shared/ of its
+	// root), not a savepoint (where they were copied to <dir>/shared/).
+	own bool
 }
 
 // metadataPath is the _metadata file of the checkpoint.
@@ -180,6 +190,12 @@ func (s restoreSource) metadataPath() string { return path.Join(s.dir, checkpoin
 // checkpoint copied elsewhere (a savepoint) is found by rebasing those names on dir;
 // names without that prefix are relative to the checkpoint directory.
 func (s restoreSource) resolve(meta checkpoint.Metadata, name string) string {
+	if rest, ok := strings.CutPrefix(name, meta.JobID+"/shared/"); ok {
+		if s.own {
+			return name
+		}
+		return path.Join(s.dir, "shared", rest)
+	}
 	if rest, ok := strings.CutPrefix(name, checkpoint.ChkDir(meta.JobID, meta.CheckpointID)+"/"); ok {
 		name = rest
 	}
@@ -191,7 +207,7 @@ func (s restoreSource) resolve(meta checkpoint.Metadata, name string) string {
 func (t *task) openRestoreSource(ctx context.Context, n int64) (restoreSource, func(), error) {
 	loc := t.plan.spec.RestoreLocation
 	if loc == nil {
-		return restoreSource{st: t.e.cfg.Storage, dir: CheckpointDir(t.e.cfg.JobID, n)}, func() {}, nil
+		return restoreSource{st: t.e.cfg.Storage, dir: CheckpointDir(t.e.cfg.JobID, n), own: true}, func() {}, nil
 	}
 	st, err := storage.Open(ctx, loc.StorageURI, storage.Options{Logger: t.log})
 	if err != nil {
@@ -227,12 +243,36 @@ func (t *task) loadRestore(ctx context.Context) (stateSource, error) {
 	}
 	r := snapshot.NewRestore(t.index, t.parallelism, t.kgStart, t.kgEnd)
 	loaded := 0
+	var fetch restoreFetch
+	var dbs []dbManifest
+	oldP := 0
+	for _, st := range meta.Subtasks {
+		if st.Subtask.Vertex == t.vertex.ID {
+			oldP++
+		}
+	}
 	for _, st := range meta.Subtasks {
 		if st.Subtask.Vertex != t.vertex.ID {
 			continue
 		}
+		// Database files (incremental checkpoints) are listed by the subtask's manifest,
+		// read only when the subtask's key groups overlap this one's.
+		from, to := jobgraph.KeyGroupRange(t.maxP, oldP, st.Subtask.Index)
 		for _, h := range st.Handles {
-			f, err := t.readListedFile(ctx, src, meta, h, r)
+			if !strings.HasSuffix(h.Name, dbManifestSuffix) || from > t.kgEnd || to < t.kgStart {
+				continue
+			}
+			man, err := t.readManifest(ctx, src, meta, h, &fetch)
+			if err != nil {
+				return stateSource{}, err
+			}
+			dbs = append(dbs, man)
+		}
+		for _, h := range st.Handles {
+			if !strings.HasSuffix(h.Name, stateFileSuffix) {
+				continue // a database file
+			}
+			f, err := t.readListedFile(ctx, src, meta, h, r, &fetch)
 			if err != nil {
 				return stateSource{}, err
 			}
@@ -249,8 +289,16 @@ func (t *task) loadRestore(ctx context.Context) (stateSource, error) {
 			loaded++
 		}
 	}
-	t.log.Info("restoring state", "checkpoint", n, "from", src.st.URI()+"/"+src.dir, "files", loaded,
-		"key_groups", fmt.Sprintf("%d-%d", t.kgStart, t.kgEnd), "vertex_ended", r.VertexEnded())
+	if len(dbs) > 0 {
+		if err := t.restoreDB(ctx, src, meta, dbs, &fetch); err != nil {
+			return stateSource{}, err
+		}
+	}
+	t.metrics.restoreLocal.Store(fetch.localBytes)
+	t.metrics.restoreDownloaded.Store(fetch.downloadedBytes)
+	t.log.Info("restoring state", append([]any{"checkpoint", n, "from", src.st.URI() + "/" + src.dir, "files", loaded,
+		"databases", len(dbs), "key_groups", fmt.Sprintf("%d-%d", t.kgStart, t.kgEnd), "vertex_ended", r.VertexEnded()},
+		fetch.logArgs()...)...)
 	return stateSource{r: r}, nil
 }
 
@@ -276,8 +324,21 @@ func (t *task) readMetadata(ctx context.Context, src restoreSource, n int64) (ch
 
 // readListedFile opens one file the _metadata lists, after checking it is there with the
 // recorded size.
-func (t *task) readListedFile(ctx context.Context, src restoreSource, meta checkpoint.Metadata, h checkpoint.StateHandle, r *snapshot.Restore) (*snapshot.File, error) {
+func (t *task) readListedFile(ctx context.Context, src restoreSource, meta checkpoint.Metadata, h checkpoint.StateHandle, r *snapshot.Restore, fetch *restoreFetch) (*snapshot.File, error) {
 	n := meta.CheckpointID
+	if p, ok := t.findLocal(h.Name, h.Size); ok {
+		fetch.localFiles++
+		fetch.localBytes += h.Size
+		f, err := os.Open(p)
+		if err == nil {
+			defer f.Close()
+			sf, err := snapshot.Read(f, r.Wants)
+			if err == nil {
+				return sf, nil
+			}
+			t.log.Warn("local copy of a state file unreadable; downloading it", "file", h.Name, "err", err)
+		}
+	}
 	name := src.resolve(meta, h.Name)
 	fi, err := src.st.Stat(ctx, name)
 	if err != nil {
@@ -289,16 +350,19 @@ func (t *task) readListedFile(ctx context.Context, src restoreSource, meta check
 	if fi.Size != h.Size {
 		return nil, unrecoverable{fmt.Errorf("restoring checkpoint %d: the checkpoint is damaged: %s has %d bytes, _metadata records %d", n, name, fi.Size, h.Size)}
 	}
-	return t.readStateFile(ctx, src.st, name, r)
+	fetch.downloadedFiles++
+	return t.readStateFile(ctx, src.st, name, r, fetch)
 }
 
-func (t *task) readStateFile(ctx context.Context, st storage.Storage, name string, r *snapshot.Restore) (*snapshot.File, error) {
+func (t *task) readStateFile(ctx context.Context, st storage.Storage, name string, r *snapshot.Restore, fetch *restoreFetch) (*snapshot.File, error) {
 	rc, err := st.Open(ctx, name)
 	if err != nil {
 		return nil, fmt.Errorf("restoring: opening %s in %s: %w", name, st.URI(), err)
 	}
 	defer rc.Close()
-	f, err := snapshot.Read(rc, r.Wants)
+	cr := &countingReader{r: rc}
+	f, err := snapshot.Read(cr.reader(), r.Wants)
+	fetch.downloadedBytes += cr.n
 	if err != nil {
 		return nil, unrecoverable{fmt.Errorf("restoring: reading %s in %s: %w", name, st.URI(), err)}
 	}

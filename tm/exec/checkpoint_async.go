@@ -3,10 +3,13 @@ package exec
 import (
 	"context"
 	"fmt"
+	"io"
+	"os"
 	"strings"
 	"time"
 
 	"github.com/tidestream/tide/state"
+	"github.com/tidestream/tide/tm/localstate"
 	"github.com/tidestream/tide/tm/snapshot"
 )
 
@@ -26,10 +29,12 @@ import (
 
 // upload is the background part of one checkpoint of one subtask.
 type upload struct {
-	id      int64
-	header  snapshot.Header
-	w       *snapshot.Writer
-	view    state.View // the backend's entries (nil: none)
+	id     int64
+	header snapshot.Header
+	w      *snapshot.Writer
+	view   state.View // the backend's entries (nil: none)
+	// incr, when set, replaces view: the backend's files (incremental checkpoints).
+	incr    *incrementalSnapshot
 	started time.Time
 }
 
@@ -37,6 +42,10 @@ func (u *upload) release() {
 	if u.view != nil {
 		_ = u.view.Close()
 		u.view = nil
+	}
+	if u.incr != nil {
+		u.incr.release()
+		u.incr = nil
 	}
 }
 
@@ -50,6 +59,14 @@ type uploads struct {
 func (t *task) prepareUpload(id int64, w *snapshot.Writer) (*upload, error) {
 	u := &upload{id: id, header: t.header(id), w: w, started: time.Now()}
 	if t.backend == nil {
+		return u, nil
+	}
+	if t.incrementalEnabled() {
+		inc, err := t.takeIncremental(id)
+		if err != nil {
+			return nil, err
+		}
+		u.incr = inc
 		return u, nil
 	}
 	v, err := t.backend.View()
@@ -106,8 +123,15 @@ func (t *task) runUpload(u *upload) {
 	if ctx.Err() != nil {
 		return
 	}
-	h, err := t.uploadFull(ctx, u)
-	handles := []StateHandle{h}
+	var handles []StateHandle
+	var err error
+	if u.incr != nil {
+		handles, err = t.uploadIncremental(ctx, u)
+	} else {
+		var h StateHandle
+		h, err = t.uploadFull(ctx, u)
+		handles = []StateHandle{h}
+	}
 	if ctx.Err() != nil {
 		return // cancelled: the attempt's checkpoint is aborted anyway
 	}
@@ -133,19 +157,22 @@ func (t *task) uploadFull(ctx context.Context, u *upload) (StateHandle, error) {
 	if u.view != nil {
 		src = t.viewSource(u.view)
 	}
-	fw, err := t.e.cfg.Storage.Create(ctx, name)
+	dir := ""
+	if t.localState() != nil {
+		if d, err := os.MkdirTemp(t.scratchDir(), "tide-ckpt-"); err == nil {
+			dir = d
+			defer os.RemoveAll(dir)
+		}
+	}
+	h, local, err := t.writeTee(ctx, name, dir, func(w io.Writer) (int64, error) { return u.w.EncodeTo(w, u.header, src) })
 	if err != nil {
-		return StateHandle{}, fmt.Errorf("creating %s: %w", name, err)
+		return StateHandle{}, err
 	}
-	n, err := u.w.EncodeTo(fw, u.header, src)
-	if err != nil {
-		_ = fw.Abort(ctx)
-		return StateHandle{}, fmt.Errorf("writing %s: %w", name, err)
+	t.metrics.uploadedBytes.Store(h.Size)
+	if local != "" {
+		t.putLocal(u.id, []localstate.File{{Handle: h.Name, Size: h.Size, Path: local}})
 	}
-	if err := fw.Commit(ctx); err != nil {
-		return StateHandle{}, fmt.Errorf("committing %s: %w", name, err)
-	}
-	return StateHandle{Name: name, Size: n}, nil
+	return h, nil
 }
 
 // viewSource yields the view's entries of the subtask's key groups by operator and state

@@ -3,6 +3,8 @@ package exec_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -10,10 +12,12 @@ import (
 	"time"
 
 	"github.com/tidestream/tide/core"
+	"github.com/tidestream/tide/core/checkpoint"
 	"github.com/tidestream/tide/examples"
 	"github.com/tidestream/tide/state"
 	"github.com/tidestream/tide/storage"
 	"github.com/tidestream/tide/tm/exec"
+	"github.com/tidestream/tide/tm/localstate"
 )
 
 // failingCreate fails the creation of files whose name fail accepts.
@@ -84,4 +88,115 @@ func TestCheckableCountExactlyOnceWithAsyncSnapshots(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestIncrementalCheckpointsWithLocalRecovery runs CheckableCount on pebble with
+// incremental checkpoints and local recovery: later checkpoints list tables an earlier
+// one uploaded, a restart at the same parallelism restores from the TaskManagers' local
+// stores without downloading a byte, and rescales 2 → 3 → 1 keep the output exact.
+func TestIncrementalCheckpointsWithLocalRecovery(t *testing.T) {
+	out := t.TempDir()
+	args := []string{"--records", "30000", "--keys", "2000", "--rate", "3000", "--output", out}
+	job, err := examples.BuildCheckableCount(args)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	tmIndex := 0
+	am := newFakeAM(t, job, 2, func(c *exec.Config) {
+		c.StateBackend = exec.StateBackendConfig{Type: state.Pebble, Dir: dir, Incremental: true, LocalRecovery: true}
+		ls, err := localstate.Open(filepath.Join(dir, fmt.Sprintf("local-%d", tmIndex)), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tmIndex++
+		c.LocalState = ls
+	})
+	am.checkpointing = true
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go am.run(ctx, 40*time.Millisecond)
+
+	am.deploy(2)
+	// cond runs under am.mu: the latest checkpoint lists shared tables, some of them
+	// uploaded by an earlier checkpoint.
+	var shared, reused int
+	am.waitFor("a checkpoint reusing tables of an earlier one", func() bool {
+		if am.completed == 0 {
+			return false
+		}
+		shared, reused = sharedTables(t, am, am.completed)
+		return shared > 0 && reused > 0
+	})
+	t.Logf("checkpoint lists %d shared tables, %d uploaded by an earlier checkpoint", shared, reused)
+
+	// A restart at the same parallelism: every subtask is on the TaskManager it was on.
+	am.deploy(2)
+	am.waitFor("one checkpoint after the restart", func() bool { return am.completedIn >= 1 })
+	var local, downloaded int64
+	for _, tm := range am.tms {
+		for _, m := range tm.exec.Metrics() {
+			local += m.RestoreLocalBytes
+			downloaded += m.RestoreDownloadedBytes
+		}
+	}
+	// Only the other subtasks' list state (source splits: headers and a few bytes each)
+	// comes from storage; no database file and no keyed block does.
+	if local == 0 || downloaded*100 > local {
+		t.Fatalf("restart at the same parallelism read %d bytes locally and downloaded %d; want > 0 and under 1%% of it", local, downloaded)
+	}
+	t.Logf("restart: %d bytes from local state, %d downloaded", local, downloaded)
+
+	am.deploy(3)
+	am.waitFor("two checkpoints at parallelism 3", func() bool { return am.completedIn >= 2 })
+	am.deploy(1)
+	am.waitFor("the job to finish", func() bool { return am.allInState(core.TaskFinished) })
+	got, err := examples.ReadCommittedOutput(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _ := examples.ExpectedOutput(args)
+	if !slices.Equal(got, want) {
+		t.Fatalf("output differs from the exact answer (%d lines, want %d)", len(got), len(want))
+	}
+	am.mu.Lock()
+	defer am.mu.Unlock()
+	if len(am.failures) > 0 {
+		t.Fatalf("failures: %v", am.failures)
+	}
+}
+
+// sharedTables counts the shared tables checkpoint id lists and those an earlier
+// checkpoint uploaded (the c<id> in their names).
+func sharedTables(t *testing.T, am *fakeAM, latest int64) (shared, reused int) {
+	md := readMetadata(t, am, latest)
+	for _, st := range md.Subtasks {
+		for _, h := range st.Handles {
+			if !strings.Contains(h.Name, "/shared/") {
+				continue
+			}
+			shared++
+			var id int64
+			if i := strings.LastIndex(h.Name, "-c"); i >= 0 {
+				fmt.Sscanf(h.Name[i+2:], "%d", &id)
+			}
+			if id > 0 && id < latest {
+				reused++
+			}
+		}
+	}
+	return shared, reused
+}
+
+func readMetadata(t *testing.T, am *fakeAM, id int64) checkpoint.Metadata {
+	t.Helper()
+	data, err := storage.ReadFile(context.Background(), am.store, checkpoint.MetadataPath(am.jobID, id))
+	if err != nil {
+		t.Fatal(err)
+	}
+	md, err := checkpoint.DecodeMetadata(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return md
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/tidestream/tide/core"
 	"github.com/tidestream/tide/storage"
 	"github.com/tidestream/tide/stream"
+	"github.com/tidestream/tide/tm/localstate"
 	"github.com/tidestream/tide/tm/netplane"
 )
 
@@ -42,6 +43,9 @@ type Config struct {
 	DisableTaskMetrics bool
 	// StateBackend selects where keyed state lives (state.backend.type).
 	StateBackend StateBackendConfig
+	// LocalState is the TaskManager's local state store, used when
+	// StateBackend.LocalRecovery is set (nil: no local recovery).
+	LocalState *localstate.Store
 }
 
 // VertexParallelism is the parallelism of one vertex in an attempt.
@@ -265,6 +269,9 @@ func (e *Executor) NotifyCheckpointComplete(attemptID, checkpointID int64) {
 	}
 	for _, t := range a.tasks {
 		t.mail.put(control{kind: ctlComplete, checkpoint: checkpointID})
+	}
+	if ls := e.cfg.LocalState; ls != nil && e.cfg.StateBackend.LocalRecovery {
+		ls.Confirm(e.cfg.JobID, checkpointID)
 	}
 }
 

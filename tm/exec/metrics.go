@@ -27,6 +27,15 @@ type SubtaskMetrics struct {
 	LastAlignment         time.Duration
 	StateSize             int64
 	SplitLag              []stream.SplitLag
+	// UploadedBytes is what the last checkpoint uploaded (with incremental checkpoints
+	// only the new tables); AsyncDuration its background part; UploadWaits counts
+	// barriers that waited for the previous upload.
+	UploadedBytes int64
+	AsyncDuration time.Duration
+	UploadWaits   int64
+	// RestoreLocalBytes and RestoreDownloadedBytes split what the subtask's restore read
+	// from the local state store and from checkpoint storage.
+	RestoreLocalBytes, RestoreDownloadedBytes int64
 }
 
 // taskMetrics are the counters of one subtask. The subtask's goroutines update them; the
@@ -45,6 +54,9 @@ type taskMetrics struct {
 	stateSize             atomic.Int64
 	asyncDuration         atomic.Int64 // last checkpoint's background part, nanoseconds
 	uploadWaits           atomic.Int64 // barriers that waited for the previous upload
+	uploadedBytes         atomic.Int64 // bytes the last checkpoint uploaded (new tables only, when incremental)
+	restoreLocal          atomic.Int64
+	restoreDownloaded     atomic.Int64
 
 	mu       sync.Mutex
 	outputs  []*netplane.Output
@@ -122,6 +134,8 @@ func (m *taskMetrics) sample(attempt int64, vertex string, index int) SubtaskMet
 		BytesIn: m.bytesIn.Load(), BytesOut: m.bytesOut.Load(),
 		Idle: time.Duration(m.idle.Load()), InputWatermark: m.watermark.Load(), HasWatermark: m.hasWatermark.Load(),
 		LastAlignment: time.Duration(m.alignment.Load()), StateSize: m.stateSize.Load(),
+		UploadedBytes: m.uploadedBytes.Load(), AsyncDuration: time.Duration(m.asyncDuration.Load()), UploadWaits: m.uploadWaits.Load(),
+		RestoreLocalBytes: m.restoreLocal.Load(), RestoreDownloadedBytes: m.restoreDownloaded.Load(),
 	}
 	m.mu.Lock()
 	outs := m.outputs

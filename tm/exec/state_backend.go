@@ -13,25 +13,43 @@ type StateBackendConfig struct {
 	Type state.Type
 	// Dir is the parent of the pebble instances' directories (empty: the temp dir).
 	Dir string
+	// Incremental (execution.checkpointing.incremental) makes pebble checkpoints upload
+	// only the tables not yet in checkpoint storage (checkpoint_incremental.go).
+	Incremental bool
+	// LocalRecovery (state.backend.local-recovery) keeps each subtask's last checkpoint
+	// files in the TaskManager's local state store and restores from there first.
+	LocalRecovery bool
+	// LocalDir is the local state store's directory (taskmanager.state.local.root-dirs;
+	// empty: tide-localstate-<TaskManager id> under Dir).
+	LocalDir string
 }
 
 // openBackend opens the subtask's keyed state backend: a fresh instance per subtask
 // attempt, for vertices with a keyed (hash) input only; others keep the nil hashmap.
 func (t *task) openBackend() error {
+	if t.restoredDB != nil {
+		t.backend, t.restoredDB = t.restoredDB, nil
+		t.log.Info("keyed state in pebble, restored from database files", "dir", t.backend.(*state.PebbleBackend).Dir())
+		return nil
+	}
 	if t.e.cfg.StateBackend.Type != state.Pebble || !t.keyedInput() {
 		return nil
 	}
-	be, err := state.OpenPebble(state.PebbleOptions{
-		Dir:    t.e.cfg.StateBackend.Dir,
-		Name:   fmt.Sprintf("%s-%d-%d", t.vertex.ID, t.index, t.a.id),
-		Logger: t.log,
-	})
+	be, err := state.OpenPebble(t.pebbleOptions())
 	if err != nil {
 		return fmt.Errorf("subtask %s-%d: %w", t.vertex.ID, t.index, err)
 	}
 	t.log.Info("keyed state in pebble", "dir", be.Dir())
 	t.backend = be
 	return nil
+}
+
+func (t *task) pebbleOptions() state.PebbleOptions {
+	return state.PebbleOptions{
+		Dir:    t.e.cfg.StateBackend.Dir,
+		Name:   fmt.Sprintf("%s-%d-%d", t.vertex.ID, t.index, t.a.id),
+		Logger: t.log,
+	}
 }
 
 func (t *task) keyedInput() bool {
@@ -44,6 +62,10 @@ func (t *task) keyedInput() bool {
 }
 
 func (t *task) closeBackend() {
+	if t.restoredDB != nil { // restored, then the operators failed to open
+		_ = t.restoredDB.Close()
+		t.restoredDB = nil
+	}
 	if t.backend == nil {
 		return
 	}

@@ -27,8 +27,10 @@ type task struct {
 	parallelism     int
 	maxP            int
 	kgStart, kgEnd  int
-	backend         state.Backend // keyed state (nil: hashmap)
-	uploads         *uploads      // background checkpoint uploads (checkpoint_async.go)
+	backend         state.Backend        // keyed state (nil: hashmap)
+	uploads         *uploads             // background checkpoint uploads (checkpoint_async.go)
+	incr            *incrementalState    // tables in checkpoint storage (checkpoint_incremental.go)
+	restoredDB      *state.PebbleBackend // restored from database files, until openBackend takes it
 	log             *slog.Logger
 	mail            *mailbox
 	finished        atomic.Bool
@@ -398,6 +400,9 @@ func (t *task) handleControl(ctx context.Context, c control) error {
 			return t.checkpoint(ctx, c.checkpoint, c.timestamp)
 		}
 	case ctlComplete:
+		if t.incr != nil {
+			t.incr.confirm(c.checkpoint)
+		}
 		for _, op := range t.chain {
 			if err := op.Operator.CheckpointComplete(ctx, c.checkpoint); err != nil {
 				return fmt.Errorf("operator %q completing checkpoint %d: %w", op.Name, c.checkpoint, err)

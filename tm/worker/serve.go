@@ -59,7 +59,7 @@ func (w *worker) serve(ctx context.Context, c *connection) (outcome, error) {
 	sess := &amSession{stream: c.stream}
 	space := newAttemptSpace(reg.GetRunId())
 	ex := exec.NewExecutor(exec.Config{JobID: reg.GetJobId(), Job: job, TaskManagerID: w.cfg.ID,
-		Storage: st, Plane: w.plane, StateBackend: backend, Reporter: reporter{s: sess, space: space}, Logger: w.log})
+		Storage: st, Plane: w.plane, StateBackend: backend, LocalState: openLocalState(backend, w.cfg.ID, log), Reporter: reporter{s: sess, space: space}, Logger: w.log})
 	defer func() {
 		cctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()

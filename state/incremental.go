@@ -1,0 +1,264 @@
+package state
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/cockroachdb/pebble/v2"
+)
+
+// DBFile is one file of a Pebble checkpoint of a backend (see PebbleBackend.Checkpoint).
+type DBFile struct {
+	// Name is the file's base name in the database directory ("000012.sst", "MANIFEST-000001").
+	Name string `json:"name"`
+	Size int64  `json:"size"`
+	// Table marks an immutable sstable: the same name in the same database lineage always
+	// holds the same bytes, so incremental checkpoints upload it once.
+	Table bool `json:"table,omitempty"`
+	// FirstKeyGroup..LastKeyGroup bound the key groups of a table's entries; both are -1
+	// when unknown (the table is then treated as overlapping everything).
+	FirstKeyGroup int `json:"firstKeyGroup"`
+	LastKeyGroup  int `json:"lastKeyGroup"`
+}
+
+// Overlaps reports whether the file may hold entries of key groups from..to.
+func (f DBFile) Overlaps(from, to int) bool {
+	if !f.Table || f.FirstKeyGroup < 0 {
+		return true
+	}
+	return f.FirstKeyGroup <= to && f.LastKeyGroup >= from
+}
+
+// Checkpoint writes a consistent copy of the database into dir (which must not exist and
+// must be on the same file system as the instance: tables are hard-linked, the rest
+// copied) and lists its files. It flushes the memtables first: with the write-ahead log
+// off, that is what puts every write so far into the files. This is the synchronous part
+// of an incremental checkpoint; the files do not change afterwards.
+func (p *PebbleBackend) Checkpoint(dir string) ([]DBFile, error) {
+	if p.db == nil {
+		return nil, ErrClosed
+	}
+	if err := p.db.Flush(); err != nil {
+		return nil, fmt.Errorf("pebble state backend: flush before checkpoint: %w", err)
+	}
+	if err := p.db.Checkpoint(dir); err != nil {
+		return nil, fmt.Errorf("pebble state backend: checkpoint into %s: %w", dir, err)
+	}
+	bounds := map[string][2]int{}
+	if levels, err := p.db.SSTables(); err == nil {
+		for _, lv := range levels {
+			for _, t := range lv {
+				bounds[fmt.Sprintf("%s.sst", t.BackingSSTNum)] = [2]int{keyGroupOf(t.Smallest.UserKey), keyGroupOf(t.Largest.UserKey)}
+			}
+		}
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, fmt.Errorf("pebble state backend: listing checkpoint %s: %w", dir, err)
+	}
+	var files []DBFile
+	for _, e := range entries {
+		if e.IsDir() {
+			continue
+		}
+		fi, err := e.Info()
+		if err != nil {
+			return nil, fmt.Errorf("pebble state backend: checkpoint %s: %w", dir, err)
+		}
+		f := DBFile{Name: e.Name(), Size: fi.Size(), Table: strings.HasSuffix(e.Name(), ".sst"), FirstKeyGroup: -1, LastKeyGroup: -1}
+		if b, ok := bounds[f.Name]; ok && f.Table && b[0] >= 0 && b[1] >= 0 {
+			f.FirstKeyGroup, f.LastKeyGroup = b[0], b[1]
+		}
+		files = append(files, f)
+	}
+	return files, nil
+}
+
+// keyGroupOf is the key group of a stored key (-1 if too short).
+func keyGroupOf(k []byte) int {
+	if len(k) < 2 {
+		return -1
+	}
+	return int(binary.BigEndian.Uint16(k))
+}
+
+// RestoreSource is the files of one database checkpoint on local disk, by base name, and
+// the key groups it holds. Files named in Placeholders are not there: a file of that
+// size is created sparse in their place (tables that hold no key group the restore
+// keeps, which the restore excises without reading).
+type RestoreSource struct {
+	Files        map[string]string // base name -> local path (hard-linked, or copied)
+	Placeholders map[string]int64  // base name -> size
+}
+
+func (s RestoreSource) materialize(dir string) error {
+	for name, src := range s.Files {
+		dst := filepath.Join(dir, name)
+		if !strings.HasSuffix(name, ".sst") {
+			// MANIFEST and the like change in place once opened: a copy, never a link
+			// into a local store's entry.
+			if err := copyLocal(src, dst); err != nil {
+				return fmt.Errorf("%s: %w", name, err)
+			}
+			continue
+		}
+		if err := os.Link(src, dst); err != nil {
+			if err := copyLocal(src, dst); err != nil {
+				return fmt.Errorf("%s: %w", name, err)
+			}
+		}
+	}
+	for name, size := range s.Placeholders {
+		f, err := os.OpenFile(filepath.Join(dir, name), os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
+		if err == nil {
+			err = f.Truncate(size)
+			if cerr := f.Close(); err == nil {
+				err = cerr
+			}
+		}
+		if err != nil {
+			return fmt.Errorf("placeholder %s: %w", name, err)
+		}
+	}
+	return nil
+}
+
+func copyLocal(src, dst string) error {
+	data, err := os.ReadFile(src)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(dst, data, 0o600)
+}
+
+// OpenPebbleFromCheckpoints opens a backend for key groups from..to from database
+// checkpoints: base becomes the instance (its entries outside from..to excised, its
+// placeholders with them), and the entries of from..to of every other source are copied
+// in. A restore at the same parallelism has only a base; a rescale merges.
+func OpenPebbleFromCheckpoints(ctx context.Context, opts PebbleOptions, from, to int, base RestoreSource, others []RestoreSource) (*PebbleBackend, error) {
+	if err := checkRange(from, to); err != nil {
+		return nil, err
+	}
+	if opts.Dir == "" {
+		opts.Dir = os.TempDir()
+	}
+	if err := os.MkdirAll(opts.Dir, 0o700); err != nil {
+		return nil, fmt.Errorf("pebble state backend: %w", err)
+	}
+	dir, err := os.MkdirTemp(opts.Dir, "tide-pebble-"+opts.Name+"-")
+	if err != nil {
+		return nil, fmt.Errorf("pebble state backend: %w", err)
+	}
+	if err := base.materialize(dir); err != nil {
+		_ = os.RemoveAll(dir)
+		return nil, fmt.Errorf("pebble state backend: restoring into %s: %w", dir, err)
+	}
+	// First open: nothing may read the placeholders (no table statistics, no
+	// compactions) until the excise has dropped them.
+	clip, err := openPebbleIn(dir, opts, func(po *pebble.Options) {
+		po.DisableTableStats = true
+		po.DisableAutomaticCompactions = true
+	})
+	if err != nil {
+		return nil, err
+	}
+	if err := clip.excise(ctx, from, to); err != nil {
+		_ = clip.Close()
+		return nil, err
+	}
+	if err := clip.db.Close(); err != nil {
+		_ = os.RemoveAll(dir)
+		return nil, fmt.Errorf("pebble state backend: %s: %w", dir, err)
+	}
+	for name := range base.Placeholders {
+		_ = os.Remove(filepath.Join(dir, name)) // an excised table is obsolete; Pebble may have removed it already
+	}
+	be, err := openPebbleIn(dir, opts, nil)
+	if err != nil {
+		return nil, err
+	}
+	for i, o := range others {
+		if err := be.copyFrom(ctx, opts, from, to, o); err != nil {
+			_ = be.Close()
+			return nil, fmt.Errorf("pebble state backend: merging restore source %d: %w", i, err)
+		}
+	}
+	return be, nil
+}
+
+// excise deletes every entry outside key groups from..to.
+func (p *PebbleBackend) excise(ctx context.Context, from, to int) error {
+	lo, hi := keyGroupBounds(from, to)
+	spans := []pebble.KeyRange{}
+	if from > 0 {
+		spans = append(spans, pebble.KeyRange{Start: []byte{0}, End: lo})
+	}
+	if hi != nil {
+		spans = append(spans, pebble.KeyRange{Start: hi, End: []byte{0xff, 0xff, 0xff}})
+	}
+	for _, s := range spans {
+		if err := p.db.Excise(ctx, s); err != nil {
+			return fmt.Errorf("pebble state backend: excising %x..%x: %w", s.Start, s.End, err)
+		}
+	}
+	return nil
+}
+
+// copyFrom copies the entries of key groups from..to of a database checkpoint into p.
+func (p *PebbleBackend) copyFrom(ctx context.Context, opts PebbleOptions, from, to int, src RestoreSource) error {
+	tmp, err := os.MkdirTemp(opts.Dir, "tide-restore-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	if err := src.materialize(tmp); err != nil {
+		return err
+	}
+	o := opts
+	o.Logger = opts.Logger
+	sdb, err := openPebbleIn(tmp, o, func(po *pebble.Options) {
+		po.ReadOnly = true
+		po.DisableTableStats = true
+		po.DisableAutomaticCompactions = true
+	})
+	if err != nil {
+		return err
+	}
+	defer sdb.db.Close()
+	lo, hi := keyGroupBounds(from, to)
+	it, err := sdb.db.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})
+	if err != nil {
+		return err
+	}
+	b := p.db.NewBatch()
+	for ok := it.First(); ok; ok = it.Next() {
+		v, err := it.ValueAndErr()
+		if err != nil {
+			_ = it.Close()
+			return err
+		}
+		if err := b.Set(it.Key(), v, nil); err != nil {
+			_ = it.Close()
+			return err
+		}
+		if b.Len() >= 4<<20 {
+			if err := b.Commit(p.wo); err != nil {
+				_ = it.Close()
+				return err
+			}
+			b = p.db.NewBatch()
+			if ctx.Err() != nil {
+				_ = it.Close()
+				return ctx.Err()
+			}
+		}
+	}
+	if err := it.Close(); err != nil {
+		return err
+	}
+	return b.Commit(p.wo)
+}
