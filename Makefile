@@ -23,10 +23,12 @@ help:
 	@echo "make generate   regenerate checked-in protobuf/gRPC code"
 	@echo "make hadoop-up / hadoop-down   start/stop the HDFS (+YARN) mini-cluster"
 	@echo "make kafka-up / kafka-down     start/stop a Kafka broker for the Kafka connector tests"
+	@echo "make k8s-up / k8s-down         start/stop etcd, kube-apiserver, kube-scheduler, kube-controller-manager and the process kubelet"
 	@echo "make ui-test    the web page's browser test in headless Chromium (screenshots in build/ui-test)"
 
 include mk/hadoop.mk
 include mk/kafka.mk
+include mk/kube.mk
 include mk/ui.mk
 
 build:
