@@ -105,6 +105,15 @@ func (a *AM) applyReload(rl conf.Reload) {
 		a.log.Info("configuration key reloaded", "key", ch.Key, "old", ch.Old, "new", ch.New)
 	}
 	opts := SchedulerOptions(cfg)
+	if a.cfg.Options.ActiveWorkers.Enabled {
+		// slotmanager.number-of-slots.max of an active driver: the core keeps the rest.
+		if aw, err := ActiveWorkerOptions(cfg); err != nil {
+			a.log.Error("reloaded configuration: keeping the current maximum of TaskManagers", "err", err)
+			opts.ActiveWorkers.Enabled = false // the core keeps what it has
+		} else {
+			opts.ActiveWorkers = aw
+		}
+	}
 	if err := opts.Validate(); err != nil {
 		a.log.Error("reloaded configuration does not give valid scheduler options; keeping the current ones", "err", err)
 	} else {

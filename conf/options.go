@@ -577,8 +577,8 @@ var (
 
 	// SlotManagerNumberOfSlotsMax bounds the slots an active driver (YARN) starts TaskManagers for.
 	SlotManagerNumberOfSlotsMax = declare[int](Spec{
-		Key: "slotmanager.number-of-slots.max", Unit: "slots",
-		Description: "Most slots a driver that starts TaskManagers itself (YARN) asks for; reactive mode on YARN grows the job up to it. Unset: no bound (required in reactive mode on YARN).",
+		Key: "slotmanager.number-of-slots.max", Unit: "slots", Reloadable: true,
+		Description: "Most slots a driver that starts TaskManagers itself (YARN, Kubernetes) asks for; reactive mode grows the job up to it. Unset: no bound (required in reactive mode on YARN and Kubernetes). Raised while the job runs, the AM asks for the TaskManagers at once.",
 	}, intType{1, unlimited})
 
 	// YarnContainersVcores is a TaskManager container's virtual cores; -1 uses the slot count.

@@ -94,8 +94,13 @@ func (s *Scheduler) onUpdateOptions(now time.Time, o Options) {
 		s.log.Warn("execution-mode change needs a restart of the job; keeping the current mode", "reactive", s.opts.Reactive)
 		o.Reactive = s.opts.Reactive
 	}
-	// Fixed by the deployment, not by the configuration file: a reload keeps them.
-	o.ActiveWorkers, o.KeepTaskManagers = s.opts.ActiveWorkers, s.opts.KeepTaskManagers
+	// Fixed by the deployment, not by the configuration file: a reload keeps them, except
+	// the most workers an active driver may start (slotmanager.number-of-slots.max).
+	aw := s.opts.ActiveWorkers
+	if aw.Enabled && o.ActiveWorkers.Enabled && o.ActiveWorkers.SlotsPerWorker == aw.SlotsPerWorker {
+		aw.MaxWorkers = o.ActiveWorkers.MaxWorkers
+	}
+	o.ActiveWorkers, o.KeepTaskManagers = aw, s.opts.KeepTaskManagers
 	if err := o.Validate(); err != nil {
 		s.log.Warn("options reload refused; keeping the current options", "err", err)
 		return
@@ -109,6 +114,8 @@ func (s *Scheduler) onUpdateOptions(now time.Time, o Options) {
 		s.restart = strategy
 	}
 	s.opts = o
-	s.log.Info("options reloaded", "min_parallelism_increase", o.MinParallelismIncrease, "cooldown", o.Cooldown)
+	s.log.Info("options reloaded", "min_parallelism_increase", o.MinParallelismIncrease, "cooldown", o.Cooldown,
+		"max_workers", o.ActiveWorkers.MaxWorkers)
+	s.requestWorkers(now) // a raised maximum asks for more workers at once
 	s.state.onResourcesChanged(now, TriggerNewResourceAvailable)
 }
