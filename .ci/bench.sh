@@ -49,8 +49,9 @@ if command -v java >/dev/null && command -v mvn >/dev/null; then
   section "HDFS uploads of 30 MB and 300 MB: tide's block sessions and two-block sessions, each next to one session for the whole file (the upload before block sessions), alternating in one run"
   TIDE_REQUIRE_HADOOP=1 go test -run '^$' -bench BenchmarkUploadSessions -benchtime 3x ./storage/ | tee "$out/upload.txt"
   awk '/^BenchmarkUploadSessions\// { name=$1; sub(/-[0-9]+$/, "", name); sub(/^BenchmarkUploadSessions\//, "", name)
-      for (i = 1; i < NF; i++) { if ($(i+1) == "tide/single") t = $i; if ($(i+1) == "two-block/single") w = $i }
-      printf "    %s: time of tide'"'"'s sessions / one session = %.2fx, two-block sessions / one session = %.2fx\n", name, t, w }' "$out/upload.txt"
+      for (i = 1; i < NF; i++) v[$(i+1)] = $i
+      printf "    %s: tide'"'"'s sessions / one session = %.2fx time, two-block sessions / one session = %.2fx; failed sessions resumed per upload: single %s, tide %s, two-block %s\n",
+        name, v["tide/single"], v["two-block/single"], v["single-resumed/op"], v["tide-resumed/op"], v["two-block-resumed/op"] }' "$out/upload.txt"
   if [ -x test/e2e/bench_hdfs.sh ]; then
     section "checkpoint duration of CheckableCount: file:// vs hdfs://"
     test/e2e/bench_hdfs.sh | tee "$out/checkpoint.txt"
