@@ -118,8 +118,8 @@ func (w *hdfsWriter) uploadBlocks(ctx context.Context, blockSize int64) error {
 			w.s.r.log.Info("storage: the namenode refused a block as not replicated yet; the rest of the upload goes in sessions of two blocks",
 				"path", w.uri(), "block_size", blockSize)
 		}
-		if err := sleepCtx(ctx, wait); err != nil {
-			return &Error{Op: "commit", Path: w.uri(), Attempts: failures, Err: errors.Join(err, u.describe(err))}
+		if serr := sleepCtx(ctx, wait); serr != nil {
+			return &Error{Op: "commit", Path: w.uri(), Attempts: failures, Err: errors.Join(serr, u.describe(err))}
 		}
 	}
 }
