@@ -87,7 +87,7 @@ func (s *Scheduler) deploy(plan allocator.Plan) error {
 		placementMem: placementMem,
 	}
 	eff := Deploy{Attempt: d.attempt, RestoreFrom: s.latestCheckpoint, Slots: d.slots,
-		Vertices: make([]VertexDeployment, 0, len(s.vertices))}
+		Vertices: make([]VertexDeployment, 0, len(s.vertices)), Adopted: s.adoptionOpen()}
 	total := 0
 	for _, v := range s.vertices {
 		p := plan.Parallelism[string(v.id)]

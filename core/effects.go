@@ -47,6 +47,9 @@ type Deploy struct {
 	Vertices    []VertexDeployment
 	Slots       []SlotAssignment
 	RestoreFrom CheckpointID
+	// Adopted: the attempt already runs (taken over from the previous AM after a failover,
+	// see adoption.go); nothing is deployed, the TaskManagers are told to carry on.
+	Adopted bool
 }
 
 // CancelAttempt asks every TaskManager to cancel the tasks of the attempt; they report

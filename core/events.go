@@ -15,6 +15,9 @@ type TaskManagerRegistered struct {
 	TaskManager TaskManagerID
 	Node        NodeID
 	Slots       int
+	// Tasks are the subtasks it still runs from an earlier AM (after an AM failover);
+	// see adoption.go.
+	Tasks []ReportedTask
 }
 
 // TaskManagerHeartbeat: a sign of life; the heartbeat timeout is only the fallback

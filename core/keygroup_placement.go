@@ -24,6 +24,12 @@ func (s *Scheduler) placeKeyGroups(vertices []VertexDeployment, d *deployment) {
 		}
 		prev := s.lastKeyGroups[v.Vertex]
 		ranges, err := keygroups.Assign(v.MaxParallelism, tms, s.standbyPrevious(v.Vertex, prev), factor)
+		if s.adoptionOpen() {
+			// An adopted attempt keeps the ranges its subtasks run with.
+			if adopted := s.adopt.adoptedKeyGroups(v.Vertex, v.Parallelism, v.MaxParallelism); adopted != nil {
+				ranges, err = adopted, nil
+			}
+		}
 		if err != nil {
 			// Parallelism and factor were validated; a vertex that still fails keeps
 			// Flink's split rather than stopping the deployment.

@@ -98,6 +98,11 @@ type Options struct {
 	// its subtasks, not the process) and is used again when the block ends. Only a
 	// TaskManager whose heartbeat timed out is still let go: it is gone already.
 	KeepTaskManagers bool
+	// AdoptTimeout (jobmanager.failover.task-adoption.timeout): after an AM failover, how
+	// long the new AM waits for the TaskManagers to report the subtasks they kept running
+	// before it gives up adopting them and restores from the latest checkpoint; 0 never
+	// adopts (every AM failover restores).
+	AdoptTimeout time.Duration
 }
 
 // ReactiveSubmissionStabilization is the submission stabilization timeout of reactive mode
@@ -187,6 +192,7 @@ func (o Options) Validate() error {
 	if o.MaxWarmupReplicas < 0 || o.NumStandbyReplicas < 0 {
 		errs = append(errs, fmt.Errorf("option MaxWarmupReplicas/NumStandbyReplicas: %d/%d, want >= 0", o.MaxWarmupReplicas, o.NumStandbyReplicas))
 	}
+	nonNeg("AdoptTimeout", o.AdoptTimeout)
 	if o.MinParallelismIncrease < 1 {
 		errs = append(errs, fmt.Errorf("option MinParallelismIncrease: %d, want >= 1", o.MinParallelismIncrease))
 	}

@@ -28,6 +28,9 @@ type Config struct {
 	// Requirements are resource requirements persisted by an earlier attempt (FLIP-291);
 	// nil uses the job graph's bounds.
 	Requirements map[VertexID]Bounds
+	// Recovered is the deployment the previous AM attempt persisted as running (nil: none);
+	// with Options.AdoptTimeout > 0 the first deployment tries to adopt it (see adoption.go).
+	Recovered *RecoveredDeployment
 }
 
 // vertexInfo is one vertex with its current bounds.
@@ -73,6 +76,7 @@ type Scheduler struct {
 	warmupRounds     int           // warm-up rounds numbered so far (planned and standby)
 	standby          *standbyRound // the standby copies of the running attempt (num.standby.replicas)
 
+	adopt      *adoption // nil: nothing to adopt
 	history    rescaleHistory
 	exceptions []ExceptionEntry
 	metrics    Metrics
@@ -137,6 +141,12 @@ func New(cfg Config) (*Scheduler, error) {
 			return nil, fmt.Errorf("job %q: persisted requirements: %w", cfg.Graph.Name, err)
 		}
 	}
+	if cfg.Recovered != nil {
+		var why string
+		if s.adopt, why = s.newAdoption(cfg.Recovered); s.adopt == nil {
+			log.Info("recovered deployment not adopted; the job restores from the latest checkpoint", "reason", why)
+		}
+	}
 	s.state = &created{baseState{s}}
 	return s, nil
 }
@@ -160,6 +170,7 @@ func (s *Scheduler) Step(now time.Time, ev Event) []Effect {
 			s.stale("heartbeat", "task_manager", ev.TaskManager, "err", err)
 		}
 	case TaskManagerLost:
+		s.adoptionLost(ev.TaskManager, ev.Reason)
 		if !s.pool.Has(string(ev.TaskManager)) {
 			if s.arrived(ev.TaskManager) {
 				s.log.Info("expected task manager terminated before registering", "task_manager", ev.TaskManager, "reason", ev.Reason)

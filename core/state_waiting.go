@@ -35,6 +35,30 @@ func (w *waitingForResources) enter(now time.Time) {
 
 func (w *waitingForResources) settle(now time.Time) {
 	s := w.s
+	if s.adoptionOpen() {
+		// After an AM failover: the TaskManagers report what they kept running; nothing
+		// is deployed until that deployment is adopted or given up (bounded).
+		s.declareResources(now)
+		s.arm(now, timerAdoption, s.opts.AdoptTimeout, 0)
+		w.adoptionChanged(now)
+		return
+	}
+	w.settleResources(now)
+}
+
+// adoptionChanged decides a pending adoption if it can; after a fallback the state waits
+// for resources as usual.
+func (w *waitingForResources) adoptionChanged(now time.Time) {
+	if w.s.tryAdopt(now) && w.s.state == w {
+		w.settleResources(now)
+	}
+}
+
+// settleResources starts the wait for resources: fail at once when the lower bounds can
+// never be met, otherwise plan as soon as resources allow, bounded by the resource wait
+// timeout.
+func (w *waitingForResources) settleResources(now time.Time) {
+	s := w.s
 	if aw := s.opts.ActiveWorkers; aw.Enabled && aw.MaxWorkers > 0 {
 		if need, most := allocator.MinimumSlots(s.requirements()), aw.MaxWorkers*aw.SlotsPerWorker; need > most {
 			s.finish(now, StatusFailed, fmt.Sprintf("not enough resources available for scheduling: the lower bounds need %d slots, at most %d workers × %d slots can be started", need, aw.MaxWorkers, aw.SlotsPerWorker))
@@ -91,6 +115,10 @@ func (w *waitingForResources) onResourceTimeout(now time.Time) {
 }
 
 func (w *waitingForResources) onResourcesChanged(now time.Time, _ RescaleTrigger) {
+	if w.s.adoptionOpen() {
+		w.adoptionChanged(now)
+		return
+	}
 	w.s.declareResources(now)
 	w.stm.onChange(now)
 }
@@ -99,7 +127,13 @@ func (w *waitingForResources) onTimer(now time.Time, t timerEntry) {
 	if w.stm.onTimer(now, t) {
 		return
 	}
-	if t.kind == timerResourceWait {
+	switch {
+	case t.kind == timerAdoption && w.s.adoptionOpen():
+		a := w.s.adopt
+		w.s.adoptionFallback(now, fmt.Sprintf("%d of %d subtasks reported within %v; missing %s",
+			len(a.reports), a.total, w.s.opts.AdoptTimeout, a.missingReports(w.s.order, 5)))
+		w.settleResources(now)
+	case t.kind == timerResourceWait:
 		w.onResourceTimeout(now)
 	}
 }

@@ -34,6 +34,7 @@ func (s *Scheduler) onTaskManagerRegistered(now time.Time, ev TaskManagerRegiste
 	s.pendingWorkers = max(0, s.pendingWorkers-1)
 	s.log.Info("task manager registered", "task_manager", ev.TaskManager, "node", ev.Node, "slots", ev.Slots,
 		"blocked", s.blocked.IsBlocked(string(ev.Node)), "in_flight", s.inFlight())
+	s.onReportedTasks(ev.TaskManager, ev.Tasks)
 	s.state.onResourcesChanged(now, TriggerNewResourceAvailable)
 }
 

@@ -16,6 +16,7 @@ const (
 	timerSlotIdle           timerKind = "slot-idle-check"
 	timerBlocklistExpiry    timerKind = "blocklist-expiry"
 	timerWarmup             timerKind = "warmup-timeout"
+	timerAdoption           timerKind = "task-adoption-timeout"
 )
 
 // global timers belong to the scheduler, not to a state: they are re-armed with the new

@@ -95,9 +95,13 @@ func (e *Env) apply(ev core.Event, effects []core.Effect) {
 		case core.Deploy:
 			e.Deploys = append(e.Deploys, eff)
 			m := map[core.SubtaskID]Subtask{}
+			state := core.TaskDeploying
+			if eff.Adopted {
+				state = core.TaskRunning // already running on the TaskManagers
+			}
 			for _, sa := range eff.Slots {
 				for _, st := range sa.Subtasks {
-					m[st] = Subtask{Slot: sa.Slot, State: core.TaskDeploying}
+					m[st] = Subtask{Slot: sa.Slot, State: state}
 				}
 			}
 			e.Subtasks[eff.Attempt] = m

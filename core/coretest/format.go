@@ -16,7 +16,11 @@ func FormatEffect(eff core.Effect) string {
 		return fmt.Sprintf("timer %d %s after=%v v=%d", e.Timer, e.Kind, e.After, e.Version)
 	case core.Deploy:
 		var b strings.Builder
-		fmt.Fprintf(&b, "deploy attempt=%d restore=%d", e.Attempt, e.RestoreFrom)
+		verb := "deploy"
+		if e.Adopted {
+			verb = "adopt"
+		}
+		fmt.Fprintf(&b, "%s attempt=%d restore=%d", verb, e.Attempt, e.RestoreFrom)
 		for _, v := range e.Vertices {
 			fmt.Fprintf(&b, " %s=%d/%d", v.Vertex, v.Parallelism, v.MaxParallelism)
 		}
@@ -66,6 +70,8 @@ func FormatEffect(eff core.Effect) string {
 		return b.String()
 	case core.StopWarmup:
 		return fmt.Sprintf("stop-warmup round=%d (%s)", e.Round, e.Reason)
+	case core.CancelReported:
+		return fmt.Sprintf("cancel-reported %s attempt=%d run=%s (%s)", e.TaskManager, e.Attempt, e.Run, e.Reason)
 	}
 	return fmt.Sprintf("%T %+v", eff, eff)
 }

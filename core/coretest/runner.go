@@ -33,11 +33,14 @@ import (
 //	pending                                    the pending rescale and its reason
 //	warmup-report round=N checkpoint=N [tm=(tm1,..)] [bytes=N] [error=..]
 //	                                           the round's copies (on those TaskManagers) report
+//	report-tm id=tm1 tasks=(v#i:slot,...) ...  a TaskManager registers reporting subtasks (adoption.go)
 //	state | metrics | history | exceptions | taskmanagers | blocklist-state | warmup-gauges
 type Runner struct {
 	Env *Env
 	// warmups: the last WarmUp effect of every round, for warmup-report.
 	warmups map[int]core.WarmUp
+	// recoveredAttempt is new-job's recovered-attempt (report-tm's default attempt).
+	recoveredAttempt core.AttemptID
 }
 
 // Handle runs one directive and returns its output.
@@ -84,6 +87,17 @@ func (r *Runner) handle(d *TestData) (string, error) {
 			node := d.Arg("node", "node-"+id)
 			step(core.TaskManagerRegistered{TaskManager: core.TaskManagerID(id), Node: core.NodeID(node), Slots: slots})
 		}
+	case "report-tm":
+		ev, err := r.reportTM(d)
+		if err != nil {
+			return "", err
+		}
+		if d.Arg("attempt", "") == "" {
+			for i := range ev.Tasks {
+				ev.Tasks[i].Attempt = r.recoveredAttempt
+			}
+		}
+		step(ev)
 	case "lose-tm":
 		for _, id := range d.Vals("id") {
 			step(core.TaskManagerLost{TaskManager: core.TaskManagerID(id), Reason: d.Arg("reason", "connection lost")})
@@ -241,6 +255,9 @@ func (r *Runner) handle(d *TestData) (string, error) {
 		step(core.UpdateOptions{Options: o})
 	case "state":
 		return r.stateLine(), nil
+	case "adoption":
+		a := e.S.Adoption()
+		return fmt.Sprintf("pending=%v adopted=%v attempt=%d reported=%d/%d fallback=%q\n", a.Pending, a.Adopted, a.Attempt, a.Reported, a.Total, a.Fallback), nil
 	case "metrics":
 		m := e.S.Metrics()
 		return fmt.Sprintf("%+v\n", m), nil
@@ -378,7 +395,15 @@ func (r *Runner) newJob(d *TestData) (string, error) {
 		return "", err
 	}
 	seed, _ := strconv.ParseInt(d.Arg("seed", "1"), 10, 64)
-	env, err := NewEnv(core.Config{Graph: g, Options: o, Seed: seed})
+	recovered, err := recoveredFrom(d)
+	if err != nil {
+		return "", err
+	}
+	r.recoveredAttempt = 0
+	if recovered != nil {
+		r.recoveredAttempt = recovered.Attempt
+	}
+	env, err := NewEnv(core.Config{Graph: g, Options: o, Seed: seed, Recovered: recovered})
 	if err != nil {
 		return "", err
 	}
@@ -393,7 +418,7 @@ func applyOptions(o core.Options, d *TestData, withReactive bool) (core.Options,
 		"wait": &o.ResourceWaitTimeout, "stab": &o.SubmissionStabilization, "exec-stab": &o.ExecutingStabilization,
 		"cooldown": &o.Cooldown, "max-interval": &o.ScalingIntervalMax, "trigger-delay": &o.MaxTriggerDelay,
 		"idle": &o.SlotIdleTimeout, "hb-interval": &o.HeartbeatInterval, "hb-timeout": &o.HeartbeatTimeout,
-		"block-timeout": &o.BlocklistDefaultTimeout, "warmup": &o.WarmupTimeout,
+		"block-timeout": &o.BlocklistDefaultTimeout, "warmup": &o.WarmupTimeout, "adopt": &o.AdoptTimeout,
 	}
 	ints := map[string]*int{"min-increase": &o.MinParallelismIncrease, "ckpt-failures": &o.MaxCheckpointFailures,
 		"history": &o.RescaleHistorySize, "max-warmups": &o.MaxWarmupReplicas, "standbys": &o.NumStandbyReplicas}
