@@ -65,7 +65,11 @@ type AM struct {
 	// they changed since they were last handed to it.
 	amState    *amStateStore
 	stateDirty bool
-	persisted  struct {
+	// recovered is the deployment the previous AM attempt ran (nil: none); deployRecord
+	// the one this AM runs, persisted for the next (nil while none runs).
+	recovered    *persistedDeployment
+	deployRecord *persistedDeployment
+	persisted    struct {
 		version      uint64
 		exception    core.ExceptionEntry
 		hasException bool

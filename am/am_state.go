@@ -30,6 +30,9 @@ type amState struct {
 	Rescales    []core.Rescale          `json:"rescales"`
 	Exceptions  []core.ExceptionEntry   `json:"exceptions"`
 	Checkpoints checkpoint.Stats        `json:"checkpoints"`
+	// Deployment is the deployment running when the state was written (nil: none), for
+	// the next AM attempt to adopt after a failover.
+	Deployment *persistedDeployment `json:"deployment,omitempty"`
 }
 
 // ErrAMState is wrapped by every refusal of a persisted AM state.

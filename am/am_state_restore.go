@@ -32,7 +32,14 @@ func (a *AM) restoreState(ctx context.Context) error {
 		return nil
 	}
 	now := a.clock.Now()
-	skipped := a.sched.Restore(now, core.Restored{Blocked: s.Blocklist, Rescales: s.Rescales, Exceptions: s.Exceptions})
+	restored := core.Restored{Blocked: s.Blocklist, Rescales: s.Rescales, Exceptions: s.Exceptions}
+	if d := s.Deployment; d != nil {
+		// Kept in the persisted state until this AM decides: a failover during the wait
+		// for the reports can still adopt.
+		a.recovered, a.deployRecord = d, d
+		restored.Deployment = &core.RecoveredDeployment{Job: a.cfg.JobID, Run: d.Run, Attempt: d.Attempt, Parallelism: d.Parallelism}
+	}
+	skipped := a.sched.Restore(now, restored)
 	for _, n := range skipped {
 		a.log.Info("persisted blocked node not restored (expired or invalid)", "node", n.ID, "end", n.End, "cause", n.Cause)
 	}
@@ -69,6 +76,7 @@ func (a *AM) persistState() uint64 {
 		a.persisted.version = a.amState.save(amState{
 			JobID: a.cfg.JobID, StartTime: a.view.startTime(), Blocklist: a.sched.Blocklist(),
 			Rescales: a.sched.RescaleHistory(), Exceptions: a.sched.Exceptions(), Checkpoints: a.ckpt.co.Stats(),
+			Deployment: a.deployRecord,
 		})
 	}
 	return a.persisted.version

@@ -194,6 +194,20 @@ func (c *checkpointCoordinator) recoverOwn(ctx context.Context) (core.Checkpoint
 	return core.CheckpointID(rp.latest), nil
 }
 
+// skipIDs makes sure no checkpoint id up to highest is used again: a TaskManager that
+// outlived the previous AM reported the highest checkpoint that AM triggered (it may have
+// been in flight, its directory not even created yet). That checkpoint is aborted: it
+// never completes, and what the subtasks snapshotted for it is dropped with it (two-phase
+// sinks carry its pre-committed data into the next completed checkpoint).
+func (c *checkpointCoordinator) skipIDs(highest int64) {
+	if highest <= 0 {
+		return
+	}
+	for _, id := range c.co.Adopt(nil, highest) {
+		c.discard(id)
+	}
+}
+
 // latest is the newest complete checkpoint, 0 if none.
 func (c *checkpointCoordinator) latest() core.CheckpointID {
 	id, _ := c.co.Latest()

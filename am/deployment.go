@@ -50,6 +50,10 @@ func (d *deployment) subtasks() []core.SubtaskID {
 // deploy sends every TaskManager its part of the attempt, with the locations of all
 // subtasks so producers can connect to consumers (loop goroutine).
 func (a *AM) deploy(e core.Deploy) {
+	if e.Adopted {
+		a.adoptDeployment(e)
+		return
+	}
 	if latest := a.ckpt.latest(); latest > e.RestoreFrom {
 		// The checkpoint coordinator is the authority on what is complete: restoring
 		// anything older would replay output a two-phase sink already committed.
@@ -94,6 +98,7 @@ func (a *AM) deploy(e core.Deploy) {
 		vertices = append(vertices, vp)
 	}
 	a.deployment = d
+	a.recordDeployment(a.runID, e)
 	a.view.deployed(e, a.clock.Now())
 	a.ckpt.deployed(e.Attempt, e.RestoreFrom)
 	// A source coordinator that cannot start fails the job over once the attempt is

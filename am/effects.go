@@ -28,6 +28,8 @@ func (a *AM) apply(eff core.Effect) {
 		for _, s := range a.sessions {
 			s.send(msg)
 		}
+	case core.CancelReported:
+		a.cancelReported(e)
 	case core.RejectTaskManager:
 		a.log.Warn("rejecting TaskManager", "taskmanager", e.TaskManager, "reason", e.Reason)
 		if s, ok := a.sessions[e.TaskManager]; ok {
@@ -48,6 +50,9 @@ func (a *AM) apply(eff core.Effect) {
 		a.log.Info("job status changed", "from", e.From, "to", e.To, "cause", e.Cause)
 		a.view.statusChanged(e.To, a.clock.Now())
 		a.ckpt.jobStatus(e.To)
+		if e.From == core.StatusRunning && e.To != core.StatusRunning && a.deployRecord != nil {
+			a.deployRecord, a.stateDirty = nil, true // nothing runs that a next AM could adopt
+		}
 	case core.JobTerminated:
 		a.terminated, a.final, a.finalCause = true, e.Status, e.Cause
 		a.view.statusChanged(e.Status, a.clock.Now())

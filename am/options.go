@@ -33,6 +33,7 @@ func SchedulerOptions(c *conf.Config) core.Options {
 	o.NumStandbyReplicas = conf.NumStandbyReplicas.Get(c)
 	o.BlocklistDefaultTimeout = conf.BlocklistDefaultTimeout.Get(c)
 	o.Restart = RestartConfig(c)
+	o.AdoptTimeout = conf.TaskAdoptionTimeout.Get(c)
 	if conf.IsReactive(c) {
 		o.Reactive = true
 	}

@@ -56,20 +56,23 @@ func (r *rpcServer) Connect(stream rpc.JobManager_ConnectServer) error {
 	ctx, cancel := context.WithCancelCause(stream.Context())
 	defer cancel(errors.New("connection finished"))
 	s := &session{
-		id:      core.TaskManagerID(reg.GetTaskManagerId()),
-		node:    core.NodeID(reg.GetNodeId()),
-		slots:   int(reg.GetSlots()),
-		dataAdr: reg.GetDataAddress(),
-		out:     make(chan *rpc.JobManagerMessage, sendQueue),
-		cancel:  cancel,
-		log:     a.log,
-		done:    make(chan struct{}),
+		id:       core.TaskManagerID(reg.GetTaskManagerId()),
+		node:     core.NodeID(reg.GetNodeId()),
+		slots:    int(reg.GetSlots()),
+		dataAdr:  reg.GetDataAddress(),
+		reported: reportedTasks(reg),
+		received: receivedSplits(reg),
+		out:      make(chan *rpc.JobManagerMessage, sendQueue),
+		cancel:   cancel,
+		log:      a.log,
+		done:     make(chan struct{}),
 	}
 	writerDone := make(chan struct{})
 	go func() { defer close(writerDone); s.writeLoop(ctx, stream) }()
 	defer func() { <-writerDone }()
 
-	if !a.post(func() { a.register(ctx, s) }) {
+	highest := reg.GetFailoverHighestCheckpoint()
+	if !a.post(func() { a.ckpt.skipIDs(highest); a.register(ctx, s) }) {
 		s.sendAndClose(rejectedMsg("the AM is shutting down"))
 		return status.Error(codes.Unavailable, "the AM is shutting down")
 	}

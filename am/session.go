@@ -29,6 +29,10 @@ type session struct {
 	node    core.NodeID
 	slots   int
 	dataAdr string
+	// reported are the subtasks it kept running from an earlier AM, with the splits its
+	// readers received since their last completed checkpoint (see adoption.go).
+	reported []core.ReportedTask
+	received map[core.SubtaskID][]string
 
 	out    chan *rpc.JobManagerMessage
 	cancel context.CancelCauseFunc

@@ -36,7 +36,10 @@ func (a *AM) register(ctx context.Context, s *session) {
 	}}})
 	log.Info("TaskManager registered", "dataAddress", s.dataAdr)
 	a.view.taskManagerJoined(s, a.clock.Now())
-	a.step(core.TaskManagerRegistered{TaskManager: s.id, Node: s.node, Slots: s.slots})
+	if len(s.reported) > 0 {
+		log.Info("TaskManager kept subtasks running from an earlier AM", "subtasks", len(s.reported))
+	}
+	a.step(core.TaskManagerRegistered{TaskManager: s.id, Node: s.node, Slots: s.slots, Tasks: s.reported})
 }
 
 // sessionEnded: the stream of s is over (loop goroutine).

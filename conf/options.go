@@ -150,6 +150,16 @@ var (
 	}, intType{0, unlimited})
 )
 
+// ---- AM failover ---------------------------------------------------------------------------------
+
+var (
+	// TaskAdoptionTimeout bounds how long a new AM waits for the subtasks kept running.
+	TaskAdoptionTimeout = declare[time.Duration](Spec{
+		Key: "jobmanager.failover.task-adoption.timeout", Default: "15 s",
+		Description: "After an AM failover the TaskManagers keep running the job's subtasks and report them to the new AM, which adopts them (no task restarts) when every subtask of the deployment the previous AM ran is reported; it waits at most this long, then restores every subtask from the latest checkpoint instead. 0 never adopts.",
+	}, durationType{})
+)
+
 // ---- Slots and heartbeats ----------------------------------------------------------------------
 
 var (

@@ -14,6 +14,10 @@ type Restored struct {
 	Blocked    []blocklist.BlockedNode
 	Rescales   []Rescale
 	Exceptions []ExceptionEntry
+	// Deployment is the deployment the earlier attempt ran (nil: none or unknown); with
+	// Options.AdoptTimeout > 0 the scheduler waits for its subtasks to be reported and
+	// adopts them (see adoption.go).
+	Deployment *RecoveredDeployment
 }
 
 // Restore takes over what an earlier attempt persisted; call it once, before Start.
@@ -45,6 +49,15 @@ func (s *Scheduler) Restore(now time.Time, r Restored) (skipped []blocklist.Bloc
 		exceptions = exceptions[over:]
 	}
 	s.exceptions = append(exceptions, s.exceptions...)
+	if r.Deployment != nil && s.adopt == nil {
+		var why string
+		if s.adopt, why = s.newAdoption(r.Deployment); s.adopt == nil {
+			s.log.Info("recovered deployment not adopted; the job restores from the latest checkpoint", "reason", why)
+		} else {
+			s.log.Info("waiting for the TaskManagers to report the subtasks they kept running", "attempt", r.Deployment.Attempt,
+				"run", r.Deployment.Run, "subtasks", s.adopt.total, "timeout", s.opts.AdoptTimeout)
+		}
+	}
 	return skipped
 }
 

@@ -230,9 +230,18 @@ type Register struct {
 	// build_id identifies the binary; the AM refuses a TaskManager from another build.
 	BuildId string `protobuf:"bytes,4,opt,name=build_id,json=buildId,proto3" json:"build_id,omitempty"`
 	// data_address is host:port of the TaskManager's data plane (tm/netplane).
-	DataAddress   string `protobuf:"bytes,5,opt,name=data_address,json=dataAddress,proto3" json:"data_address,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	DataAddress string `protobuf:"bytes,5,opt,name=data_address,json=dataAddress,proto3" json:"data_address,omitempty"`
+	// failover_tasks are the subtasks the TaskManager kept running after it lost the AM
+	// (AM failover): the new AM adopts them (FailoverAdopt) or has them cancelled
+	// (FailoverCancel). Empty on a first registration.
+	FailoverTasks []*FailoverTask `protobuf:"bytes,20,rep,name=failover_tasks,json=failoverTasks,proto3" json:"failover_tasks,omitempty"`
+	// failover_job_id is the job those subtasks belong to.
+	FailoverJobId string `protobuf:"bytes,21,opt,name=failover_job_id,json=failoverJobId,proto3" json:"failover_job_id,omitempty"`
+	// failover_highest_checkpoint is the highest checkpoint id the lost AM triggered on
+	// this TaskManager: the new AM never reuses it.
+	FailoverHighestCheckpoint int64 `protobuf:"varint,22,opt,name=failover_highest_checkpoint,json=failoverHighestCheckpoint,proto3" json:"failover_highest_checkpoint,omitempty"`
+	unknownFields             protoimpl.UnknownFields
+	sizeCache                 protoimpl.SizeCache
 }
 
 func (x *Register) Reset() {
@@ -300,6 +309,150 @@ func (x *Register) GetDataAddress() string {
 	return ""
 }
 
+func (x *Register) GetFailoverTasks() []*FailoverTask {
+	if x != nil {
+		return x.FailoverTasks
+	}
+	return nil
+}
+
+func (x *Register) GetFailoverJobId() string {
+	if x != nil {
+		return x.FailoverJobId
+	}
+	return ""
+}
+
+func (x *Register) GetFailoverHighestCheckpoint() int64 {
+	if x != nil {
+		return x.FailoverHighestCheckpoint
+	}
+	return 0
+}
+
+// FailoverTask is one subtask a TaskManager kept running across an AM failover.
+type FailoverTask struct {
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	Vertex string                 `protobuf:"bytes,1,opt,name=vertex,proto3" json:"vertex,omitempty"`
+	Index  int32                  `protobuf:"varint,2,opt,name=index,proto3" json:"index,omitempty"`
+	// attempt and run_id name the deployment (DeployTasks.attempt and .run_id) it belongs to.
+	Attempt int64  `protobuf:"varint,3,opt,name=attempt,proto3" json:"attempt,omitempty"`
+	RunId   string `protobuf:"bytes,4,opt,name=run_id,json=runId,proto3" json:"run_id,omitempty"`
+	Slot    int32  `protobuf:"varint,5,opt,name=slot,proto3" json:"slot,omitempty"`
+	// state is a core.TaskState value.
+	State string `protobuf:"bytes,6,opt,name=state,proto3" json:"state,omitempty"`
+	// key_group_start..key_group_end (inclusive) are the key groups it owns, when the AM
+	// placed them (has_key_groups).
+	KeyGroupStart int32 `protobuf:"varint,7,opt,name=key_group_start,json=keyGroupStart,proto3" json:"key_group_start,omitempty"`
+	KeyGroupEnd   int32 `protobuf:"varint,8,opt,name=key_group_end,json=keyGroupEnd,proto3" json:"key_group_end,omitempty"`
+	HasKeyGroups  bool  `protobuf:"varint,9,opt,name=has_key_groups,json=hasKeyGroups,proto3" json:"has_key_groups,omitempty"`
+	// received_splits are the ids of the splits a source subtask received since the last
+	// checkpoint it was told completed.
+	ReceivedSplits []string `protobuf:"bytes,10,rep,name=received_splits,json=receivedSplits,proto3" json:"received_splits,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
+}
+
+func (x *FailoverTask) Reset() {
+	*x = FailoverTask{}
+	mi := &file_tide_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *FailoverTask) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*FailoverTask) ProtoMessage() {}
+
+func (x *FailoverTask) ProtoReflect() protoreflect.Message {
+	mi := &file_tide_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use FailoverTask.ProtoReflect.Descriptor instead.
+func (*FailoverTask) Descriptor() ([]byte, []int) {
+	return file_tide_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *FailoverTask) GetVertex() string {
+	if x != nil {
+		return x.Vertex
+	}
+	return ""
+}
+
+func (x *FailoverTask) GetIndex() int32 {
+	if x != nil {
+		return x.Index
+	}
+	return 0
+}
+
+func (x *FailoverTask) GetAttempt() int64 {
+	if x != nil {
+		return x.Attempt
+	}
+	return 0
+}
+
+func (x *FailoverTask) GetRunId() string {
+	if x != nil {
+		return x.RunId
+	}
+	return ""
+}
+
+func (x *FailoverTask) GetSlot() int32 {
+	if x != nil {
+		return x.Slot
+	}
+	return 0
+}
+
+func (x *FailoverTask) GetState() string {
+	if x != nil {
+		return x.State
+	}
+	return ""
+}
+
+func (x *FailoverTask) GetKeyGroupStart() int32 {
+	if x != nil {
+		return x.KeyGroupStart
+	}
+	return 0
+}
+
+func (x *FailoverTask) GetKeyGroupEnd() int32 {
+	if x != nil {
+		return x.KeyGroupEnd
+	}
+	return 0
+}
+
+func (x *FailoverTask) GetHasKeyGroups() bool {
+	if x != nil {
+		return x.HasKeyGroups
+	}
+	return false
+}
+
+func (x *FailoverTask) GetReceivedSplits() []string {
+	if x != nil {
+		return x.ReceivedSplits
+	}
+	return nil
+}
+
 type Heartbeat struct {
 	state           protoimpl.MessageState `protogen:"open.v1"`
 	TimestampMillis int64                  `protobuf:"varint,1,opt,name=timestamp_millis,json=timestampMillis,proto3" json:"timestamp_millis,omitempty"`
@@ -309,7 +462,7 @@ type Heartbeat struct {
 
 func (x *Heartbeat) Reset() {
 	*x = Heartbeat{}
-	mi := &file_tide_proto_msgTypes[2]
+	mi := &file_tide_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -321,7 +474,7 @@ func (x *Heartbeat) String() string {
 func (*Heartbeat) ProtoMessage() {}
 
 func (x *Heartbeat) ProtoReflect() protoreflect.Message {
-	mi := &file_tide_proto_msgTypes[2]
+	mi := &file_tide_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -334,7 +487,7 @@ func (x *Heartbeat) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Heartbeat.ProtoReflect.Descriptor instead.
 func (*Heartbeat) Descriptor() ([]byte, []int) {
-	return file_tide_proto_rawDescGZIP(), []int{2}
+	return file_tide_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *Heartbeat) GetTimestampMillis() int64 {
@@ -359,7 +512,7 @@ type TaskStateUpdate struct {
 
 func (x *TaskStateUpdate) Reset() {
 	*x = TaskStateUpdate{}
-	mi := &file_tide_proto_msgTypes[3]
+	mi := &file_tide_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -371,7 +524,7 @@ func (x *TaskStateUpdate) String() string {
 func (*TaskStateUpdate) ProtoMessage() {}
 
 func (x *TaskStateUpdate) ProtoReflect() protoreflect.Message {
-	mi := &file_tide_proto_msgTypes[3]
+	mi := &file_tide_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -384,7 +537,7 @@ func (x *TaskStateUpdate) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TaskStateUpdate.ProtoReflect.Descriptor instead.
 func (*TaskStateUpdate) Descriptor() ([]byte, []int) {
-	return file_tide_proto_rawDescGZIP(), []int{3}
+	return file_tide_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *TaskStateUpdate) GetAttempt() int64 {
@@ -439,7 +592,7 @@ type StateHandle struct {
 
 func (x *StateHandle) Reset() {
 	*x = StateHandle{}
-	mi := &file_tide_proto_msgTypes[4]
+	mi := &file_tide_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -451,7 +604,7 @@ func (x *StateHandle) String() string {
 func (*StateHandle) ProtoMessage() {}
 
 func (x *StateHandle) ProtoReflect() protoreflect.Message {
-	mi := &file_tide_proto_msgTypes[4]
+	mi := &file_tide_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -464,7 +617,7 @@ func (x *StateHandle) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StateHandle.ProtoReflect.Descriptor instead.
 func (*StateHandle) Descriptor() ([]byte, []int) {
-	return file_tide_proto_rawDescGZIP(), []int{4}
+	return file_tide_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *StateHandle) GetName() string {
@@ -494,7 +647,7 @@ type CheckpointAck struct {
 
 func (x *CheckpointAck) Reset() {
 	*x = CheckpointAck{}
-	mi := &file_tide_proto_msgTypes[5]
+	mi := &file_tide_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -506,7 +659,7 @@ func (x *CheckpointAck) String() string {
 func (*CheckpointAck) ProtoMessage() {}
 
 func (x *CheckpointAck) ProtoReflect() protoreflect.Message {
-	mi := &file_tide_proto_msgTypes[5]
+	mi := &file_tide_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -519,7 +672,7 @@ func (x *CheckpointAck) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CheckpointAck.ProtoReflect.Descriptor instead.
 func (*CheckpointAck) Descriptor() ([]byte, []int) {
-	return file_tide_proto_rawDescGZIP(), []int{5}
+	return file_tide_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *CheckpointAck) GetAttempt() int64 {
@@ -570,7 +723,7 @@ type CheckpointDecline struct {
 
 func (x *CheckpointDecline) Reset() {
 	*x = CheckpointDecline{}
-	mi := &file_tide_proto_msgTypes[6]
+	mi := &file_tide_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -582,7 +735,7 @@ func (x *CheckpointDecline) String() string {
 func (*CheckpointDecline) ProtoMessage() {}
 
 func (x *CheckpointDecline) ProtoReflect() protoreflect.Message {
-	mi := &file_tide_proto_msgTypes[6]
+	mi := &file_tide_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -595,7 +748,7 @@ func (x *CheckpointDecline) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CheckpointDecline.ProtoReflect.Descriptor instead.
 func (*CheckpointDecline) Descriptor() ([]byte, []int) {
-	return file_tide_proto_rawDescGZIP(), []int{6}
+	return file_tide_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *CheckpointDecline) GetAttempt() int64 {
@@ -644,7 +797,7 @@ type SplitRequest struct {
 
 func (x *SplitRequest) Reset() {
 	*x = SplitRequest{}
-	mi := &file_tide_proto_msgTypes[7]
+	mi := &file_tide_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -656,7 +809,7 @@ func (x *SplitRequest) String() string {
 func (*SplitRequest) ProtoMessage() {}
 
 func (x *SplitRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_tide_proto_msgTypes[7]
+	mi := &file_tide_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -669,7 +822,7 @@ func (x *SplitRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SplitRequest.ProtoReflect.Descriptor instead.
 func (*SplitRequest) Descriptor() ([]byte, []int) {
-	return file_tide_proto_rawDescGZIP(), []int{7}
+	return file_tide_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *SplitRequest) GetAttempt() int64 {
@@ -705,7 +858,7 @@ type TaskMetrics struct {
 
 func (x *TaskMetrics) Reset() {
 	*x = TaskMetrics{}
-	mi := &file_tide_proto_msgTypes[8]
+	mi := &file_tide_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -717,7 +870,7 @@ func (x *TaskMetrics) String() string {
 func (*TaskMetrics) ProtoMessage() {}
 
 func (x *TaskMetrics) ProtoReflect() protoreflect.Message {
-	mi := &file_tide_proto_msgTypes[8]
+	mi := &file_tide_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -730,7 +883,7 @@ func (x *TaskMetrics) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TaskMetrics.ProtoReflect.Descriptor instead.
 func (*TaskMetrics) Descriptor() ([]byte, []int) {
-	return file_tide_proto_rawDescGZIP(), []int{8}
+	return file_tide_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *TaskMetrics) GetSubtasks() []*SubtaskMetrics {
@@ -771,7 +924,7 @@ type SubtaskMetrics struct {
 
 func (x *SubtaskMetrics) Reset() {
 	*x = SubtaskMetrics{}
-	mi := &file_tide_proto_msgTypes[9]
+	mi := &file_tide_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -783,7 +936,7 @@ func (x *SubtaskMetrics) String() string {
 func (*SubtaskMetrics) ProtoMessage() {}
 
 func (x *SubtaskMetrics) ProtoReflect() protoreflect.Message {
-	mi := &file_tide_proto_msgTypes[9]
+	mi := &file_tide_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -796,7 +949,7 @@ func (x *SubtaskMetrics) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubtaskMetrics.ProtoReflect.Descriptor instead.
 func (*SubtaskMetrics) Descriptor() ([]byte, []int) {
-	return file_tide_proto_rawDescGZIP(), []int{9}
+	return file_tide_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *SubtaskMetrics) GetAttempt() int64 {
@@ -914,7 +1067,7 @@ type SplitLag struct {
 
 func (x *SplitLag) Reset() {
 	*x = SplitLag{}
-	mi := &file_tide_proto_msgTypes[10]
+	mi := &file_tide_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -926,7 +1079,7 @@ func (x *SplitLag) String() string {
 func (*SplitLag) ProtoMessage() {}
 
 func (x *SplitLag) ProtoReflect() protoreflect.Message {
-	mi := &file_tide_proto_msgTypes[10]
+	mi := &file_tide_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -939,7 +1092,7 @@ func (x *SplitLag) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SplitLag.ProtoReflect.Descriptor instead.
 func (*SplitLag) Descriptor() ([]byte, []int) {
-	return file_tide_proto_rawDescGZIP(), []int{10}
+	return file_tide_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *SplitLag) GetSplit() string {
@@ -966,7 +1119,7 @@ type Unregister struct {
 
 func (x *Unregister) Reset() {
 	*x = Unregister{}
-	mi := &file_tide_proto_msgTypes[11]
+	mi := &file_tide_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -978,7 +1131,7 @@ func (x *Unregister) String() string {
 func (*Unregister) ProtoMessage() {}
 
 func (x *Unregister) ProtoReflect() protoreflect.Message {
-	mi := &file_tide_proto_msgTypes[11]
+	mi := &file_tide_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -991,7 +1144,7 @@ func (x *Unregister) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Unregister.ProtoReflect.Descriptor instead.
 func (*Unregister) Descriptor() ([]byte, []int) {
-	return file_tide_proto_rawDescGZIP(), []int{11}
+	return file_tide_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *Unregister) GetReason() string {
@@ -1015,6 +1168,8 @@ type JobManagerMessage struct {
 	//	*JobManagerMessage_Disconnect
 	//	*JobManagerMessage_Warmup
 	//	*JobManagerMessage_WarmupStop
+	//	*JobManagerMessage_FailoverAdopt
+	//	*JobManagerMessage_FailoverCancel
 	Kind          isJobManagerMessage_Kind `protobuf_oneof:"kind"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -1022,7 +1177,7 @@ type JobManagerMessage struct {
 
 func (x *JobManagerMessage) Reset() {
 	*x = JobManagerMessage{}
-	mi := &file_tide_proto_msgTypes[12]
+	mi := &file_tide_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1034,7 +1189,7 @@ func (x *JobManagerMessage) String() string {
 func (*JobManagerMessage) ProtoMessage() {}
 
 func (x *JobManagerMessage) ProtoReflect() protoreflect.Message {
-	mi := &file_tide_proto_msgTypes[12]
+	mi := &file_tide_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1047,7 +1202,7 @@ func (x *JobManagerMessage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobManagerMessage.ProtoReflect.Descriptor instead.
 func (*JobManagerMessage) Descriptor() ([]byte, []int) {
-	return file_tide_proto_rawDescGZIP(), []int{12}
+	return file_tide_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *JobManagerMessage) GetKind() isJobManagerMessage_Kind {
@@ -1147,6 +1302,24 @@ func (x *JobManagerMessage) GetWarmupStop() *WarmupStop {
 	return nil
 }
 
+func (x *JobManagerMessage) GetFailoverAdopt() *FailoverAdopt {
+	if x != nil {
+		if x, ok := x.Kind.(*JobManagerMessage_FailoverAdopt); ok {
+			return x.FailoverAdopt
+		}
+	}
+	return nil
+}
+
+func (x *JobManagerMessage) GetFailoverCancel() *FailoverCancel {
+	if x != nil {
+		if x, ok := x.Kind.(*JobManagerMessage_FailoverCancel); ok {
+			return x.FailoverCancel
+		}
+	}
+	return nil
+}
+
 type isJobManagerMessage_Kind interface {
 	isJobManagerMessage_Kind()
 }
@@ -1191,6 +1364,14 @@ type JobManagerMessage_WarmupStop struct {
 	WarmupStop *WarmupStop `protobuf:"bytes,31,opt,name=warmup_stop,json=warmupStop,proto3,oneof"`
 }
 
+type JobManagerMessage_FailoverAdopt struct {
+	FailoverAdopt *FailoverAdopt `protobuf:"bytes,20,opt,name=failover_adopt,json=failoverAdopt,proto3,oneof"`
+}
+
+type JobManagerMessage_FailoverCancel struct {
+	FailoverCancel *FailoverCancel `protobuf:"bytes,21,opt,name=failover_cancel,json=failoverCancel,proto3,oneof"`
+}
+
 func (*JobManagerMessage_Registered) isJobManagerMessage_Kind() {}
 
 func (*JobManagerMessage_Rejected) isJobManagerMessage_Kind() {}
@@ -1211,6 +1392,127 @@ func (*JobManagerMessage_Warmup) isJobManagerMessage_Kind() {}
 
 func (*JobManagerMessage_WarmupStop) isJobManagerMessage_Kind() {}
 
+func (*JobManagerMessage_FailoverAdopt) isJobManagerMessage_Kind() {}
+
+func (*JobManagerMessage_FailoverCancel) isJobManagerMessage_Kind() {}
+
+// FailoverAdopt: the new AM adopted the subtasks this TaskManager reported on
+// registration; from now on its messages name their deployment by attempt (the reported
+// run's attempt number). The TaskManager sends what it held back while the AM was away.
+type FailoverAdopt struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Attempt       int64                  `protobuf:"varint,1,opt,name=attempt,proto3" json:"attempt,omitempty"`
+	RunId         string                 `protobuf:"bytes,2,opt,name=run_id,json=runId,proto3" json:"run_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *FailoverAdopt) Reset() {
+	*x = FailoverAdopt{}
+	mi := &file_tide_proto_msgTypes[14]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *FailoverAdopt) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*FailoverAdopt) ProtoMessage() {}
+
+func (x *FailoverAdopt) ProtoReflect() protoreflect.Message {
+	mi := &file_tide_proto_msgTypes[14]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use FailoverAdopt.ProtoReflect.Descriptor instead.
+func (*FailoverAdopt) Descriptor() ([]byte, []int) {
+	return file_tide_proto_rawDescGZIP(), []int{14}
+}
+
+func (x *FailoverAdopt) GetAttempt() int64 {
+	if x != nil {
+		return x.Attempt
+	}
+	return 0
+}
+
+func (x *FailoverAdopt) GetRunId() string {
+	if x != nil {
+		return x.RunId
+	}
+	return ""
+}
+
+// FailoverCancel: the new AM did not adopt the reported subtasks of attempt (of AM run
+// run_id); the TaskManager cancels them.
+type FailoverCancel struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Attempt       int64                  `protobuf:"varint,1,opt,name=attempt,proto3" json:"attempt,omitempty"`
+	RunId         string                 `protobuf:"bytes,2,opt,name=run_id,json=runId,proto3" json:"run_id,omitempty"`
+	Reason        string                 `protobuf:"bytes,3,opt,name=reason,proto3" json:"reason,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *FailoverCancel) Reset() {
+	*x = FailoverCancel{}
+	mi := &file_tide_proto_msgTypes[15]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *FailoverCancel) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*FailoverCancel) ProtoMessage() {}
+
+func (x *FailoverCancel) ProtoReflect() protoreflect.Message {
+	mi := &file_tide_proto_msgTypes[15]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use FailoverCancel.ProtoReflect.Descriptor instead.
+func (*FailoverCancel) Descriptor() ([]byte, []int) {
+	return file_tide_proto_rawDescGZIP(), []int{15}
+}
+
+func (x *FailoverCancel) GetAttempt() int64 {
+	if x != nil {
+		return x.Attempt
+	}
+	return 0
+}
+
+func (x *FailoverCancel) GetRunId() string {
+	if x != nil {
+		return x.RunId
+	}
+	return ""
+}
+
+func (x *FailoverCancel) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
 type Registered struct {
 	state   protoimpl.MessageState `protogen:"open.v1"`
 	JobId   string                 `protobuf:"bytes,1,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
@@ -1230,7 +1532,7 @@ type Registered struct {
 
 func (x *Registered) Reset() {
 	*x = Registered{}
-	mi := &file_tide_proto_msgTypes[13]
+	mi := &file_tide_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1242,7 +1544,7 @@ func (x *Registered) String() string {
 func (*Registered) ProtoMessage() {}
 
 func (x *Registered) ProtoReflect() protoreflect.Message {
-	mi := &file_tide_proto_msgTypes[13]
+	mi := &file_tide_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1255,7 +1557,7 @@ func (x *Registered) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Registered.ProtoReflect.Descriptor instead.
 func (*Registered) Descriptor() ([]byte, []int) {
-	return file_tide_proto_rawDescGZIP(), []int{13}
+	return file_tide_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *Registered) GetJobId() string {
@@ -1309,7 +1611,7 @@ type Rejected struct {
 
 func (x *Rejected) Reset() {
 	*x = Rejected{}
-	mi := &file_tide_proto_msgTypes[14]
+	mi := &file_tide_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1321,7 +1623,7 @@ func (x *Rejected) String() string {
 func (*Rejected) ProtoMessage() {}
 
 func (x *Rejected) ProtoReflect() protoreflect.Message {
-	mi := &file_tide_proto_msgTypes[14]
+	mi := &file_tide_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1334,7 +1636,7 @@ func (x *Rejected) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Rejected.ProtoReflect.Descriptor instead.
 func (*Rejected) Descriptor() ([]byte, []int) {
-	return file_tide_proto_rawDescGZIP(), []int{14}
+	return file_tide_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *Rejected) GetReason() string {
@@ -1360,7 +1662,7 @@ type VertexParallelism struct {
 
 func (x *VertexParallelism) Reset() {
 	*x = VertexParallelism{}
-	mi := &file_tide_proto_msgTypes[15]
+	mi := &file_tide_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1372,7 +1674,7 @@ func (x *VertexParallelism) String() string {
 func (*VertexParallelism) ProtoMessage() {}
 
 func (x *VertexParallelism) ProtoReflect() protoreflect.Message {
-	mi := &file_tide_proto_msgTypes[15]
+	mi := &file_tide_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1385,7 +1687,7 @@ func (x *VertexParallelism) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use VertexParallelism.ProtoReflect.Descriptor instead.
 func (*VertexParallelism) Descriptor() ([]byte, []int) {
-	return file_tide_proto_rawDescGZIP(), []int{15}
+	return file_tide_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *VertexParallelism) GetVertex() string {
@@ -1434,7 +1736,7 @@ type Subtask struct {
 
 func (x *Subtask) Reset() {
 	*x = Subtask{}
-	mi := &file_tide_proto_msgTypes[16]
+	mi := &file_tide_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1446,7 +1748,7 @@ func (x *Subtask) String() string {
 func (*Subtask) ProtoMessage() {}
 
 func (x *Subtask) ProtoReflect() protoreflect.Message {
-	mi := &file_tide_proto_msgTypes[16]
+	mi := &file_tide_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1459,7 +1761,7 @@ func (x *Subtask) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Subtask.ProtoReflect.Descriptor instead.
 func (*Subtask) Descriptor() ([]byte, []int) {
-	return file_tide_proto_rawDescGZIP(), []int{16}
+	return file_tide_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *Subtask) GetVertex() string {
@@ -1495,7 +1797,7 @@ type Location struct {
 
 func (x *Location) Reset() {
 	*x = Location{}
-	mi := &file_tide_proto_msgTypes[17]
+	mi := &file_tide_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1507,7 +1809,7 @@ func (x *Location) String() string {
 func (*Location) ProtoMessage() {}
 
 func (x *Location) ProtoReflect() protoreflect.Message {
-	mi := &file_tide_proto_msgTypes[17]
+	mi := &file_tide_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1520,7 +1822,7 @@ func (x *Location) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Location.ProtoReflect.Descriptor instead.
 func (*Location) Descriptor() ([]byte, []int) {
-	return file_tide_proto_rawDescGZIP(), []int{17}
+	return file_tide_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *Location) GetVertex() string {
@@ -1578,7 +1880,7 @@ type DeployTasks struct {
 
 func (x *DeployTasks) Reset() {
 	*x = DeployTasks{}
-	mi := &file_tide_proto_msgTypes[18]
+	mi := &file_tide_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1590,7 +1892,7 @@ func (x *DeployTasks) String() string {
 func (*DeployTasks) ProtoMessage() {}
 
 func (x *DeployTasks) ProtoReflect() protoreflect.Message {
-	mi := &file_tide_proto_msgTypes[18]
+	mi := &file_tide_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1603,7 +1905,7 @@ func (x *DeployTasks) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeployTasks.ProtoReflect.Descriptor instead.
 func (*DeployTasks) Descriptor() ([]byte, []int) {
-	return file_tide_proto_rawDescGZIP(), []int{18}
+	return file_tide_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *DeployTasks) GetAttempt() int64 {
@@ -1676,7 +1978,7 @@ type RestoreLocation struct {
 
 func (x *RestoreLocation) Reset() {
 	*x = RestoreLocation{}
-	mi := &file_tide_proto_msgTypes[19]
+	mi := &file_tide_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1688,7 +1990,7 @@ func (x *RestoreLocation) String() string {
 func (*RestoreLocation) ProtoMessage() {}
 
 func (x *RestoreLocation) ProtoReflect() protoreflect.Message {
-	mi := &file_tide_proto_msgTypes[19]
+	mi := &file_tide_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1701,7 +2003,7 @@ func (x *RestoreLocation) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RestoreLocation.ProtoReflect.Descriptor instead.
 func (*RestoreLocation) Descriptor() ([]byte, []int) {
-	return file_tide_proto_rawDescGZIP(), []int{19}
+	return file_tide_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *RestoreLocation) GetStorageUri() string {
@@ -1728,7 +2030,7 @@ type CancelTasks struct {
 
 func (x *CancelTasks) Reset() {
 	*x = CancelTasks{}
-	mi := &file_tide_proto_msgTypes[20]
+	mi := &file_tide_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1740,7 +2042,7 @@ func (x *CancelTasks) String() string {
 func (*CancelTasks) ProtoMessage() {}
 
 func (x *CancelTasks) ProtoReflect() protoreflect.Message {
-	mi := &file_tide_proto_msgTypes[20]
+	mi := &file_tide_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1753,7 +2055,7 @@ func (x *CancelTasks) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelTasks.ProtoReflect.Descriptor instead.
 func (*CancelTasks) Descriptor() ([]byte, []int) {
-	return file_tide_proto_rawDescGZIP(), []int{20}
+	return file_tide_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *CancelTasks) GetAttempt() int64 {
@@ -1781,7 +2083,7 @@ type TriggerCheckpoint struct {
 
 func (x *TriggerCheckpoint) Reset() {
 	*x = TriggerCheckpoint{}
-	mi := &file_tide_proto_msgTypes[21]
+	mi := &file_tide_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1793,7 +2095,7 @@ func (x *TriggerCheckpoint) String() string {
 func (*TriggerCheckpoint) ProtoMessage() {}
 
 func (x *TriggerCheckpoint) ProtoReflect() protoreflect.Message {
-	mi := &file_tide_proto_msgTypes[21]
+	mi := &file_tide_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1806,7 +2108,7 @@ func (x *TriggerCheckpoint) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TriggerCheckpoint.ProtoReflect.Descriptor instead.
 func (*TriggerCheckpoint) Descriptor() ([]byte, []int) {
-	return file_tide_proto_rawDescGZIP(), []int{21}
+	return file_tide_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *TriggerCheckpoint) GetAttempt() int64 {
@@ -1840,7 +2142,7 @@ type NotifyCheckpointComplete struct {
 
 func (x *NotifyCheckpointComplete) Reset() {
 	*x = NotifyCheckpointComplete{}
-	mi := &file_tide_proto_msgTypes[22]
+	mi := &file_tide_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1852,7 +2154,7 @@ func (x *NotifyCheckpointComplete) String() string {
 func (*NotifyCheckpointComplete) ProtoMessage() {}
 
 func (x *NotifyCheckpointComplete) ProtoReflect() protoreflect.Message {
-	mi := &file_tide_proto_msgTypes[22]
+	mi := &file_tide_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1865,7 +2167,7 @@ func (x *NotifyCheckpointComplete) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NotifyCheckpointComplete.ProtoReflect.Descriptor instead.
 func (*NotifyCheckpointComplete) Descriptor() ([]byte, []int) {
-	return file_tide_proto_rawDescGZIP(), []int{22}
+	return file_tide_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *NotifyCheckpointComplete) GetAttempt() int64 {
@@ -1892,7 +2194,7 @@ type Split struct {
 
 func (x *Split) Reset() {
 	*x = Split{}
-	mi := &file_tide_proto_msgTypes[23]
+	mi := &file_tide_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1904,7 +2206,7 @@ func (x *Split) String() string {
 func (*Split) ProtoMessage() {}
 
 func (x *Split) ProtoReflect() protoreflect.Message {
-	mi := &file_tide_proto_msgTypes[23]
+	mi := &file_tide_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1917,7 +2219,7 @@ func (x *Split) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Split.ProtoReflect.Descriptor instead.
 func (*Split) Descriptor() ([]byte, []int) {
-	return file_tide_proto_rawDescGZIP(), []int{23}
+	return file_tide_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *Split) GetId() string {
@@ -1947,7 +2249,7 @@ type SplitAssignment struct {
 
 func (x *SplitAssignment) Reset() {
 	*x = SplitAssignment{}
-	mi := &file_tide_proto_msgTypes[24]
+	mi := &file_tide_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1959,7 +2261,7 @@ func (x *SplitAssignment) String() string {
 func (*SplitAssignment) ProtoMessage() {}
 
 func (x *SplitAssignment) ProtoReflect() protoreflect.Message {
-	mi := &file_tide_proto_msgTypes[24]
+	mi := &file_tide_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1972,7 +2274,7 @@ func (x *SplitAssignment) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SplitAssignment.ProtoReflect.Descriptor instead.
 func (*SplitAssignment) Descriptor() ([]byte, []int) {
-	return file_tide_proto_rawDescGZIP(), []int{24}
+	return file_tide_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *SplitAssignment) GetAttempt() int64 {
@@ -2019,7 +2321,7 @@ type Disconnect struct {
 
 func (x *Disconnect) Reset() {
 	*x = Disconnect{}
-	mi := &file_tide_proto_msgTypes[25]
+	mi := &file_tide_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2031,7 +2333,7 @@ func (x *Disconnect) String() string {
 func (*Disconnect) ProtoMessage() {}
 
 func (x *Disconnect) ProtoReflect() protoreflect.Message {
-	mi := &file_tide_proto_msgTypes[25]
+	mi := &file_tide_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2044,7 +2346,7 @@ func (x *Disconnect) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Disconnect.ProtoReflect.Descriptor instead.
 func (*Disconnect) Descriptor() ([]byte, []int) {
-	return file_tide_proto_rawDescGZIP(), []int{25}
+	return file_tide_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *Disconnect) GetReason() string {
@@ -2072,7 +2374,7 @@ type WarmupRequest struct {
 
 func (x *WarmupRequest) Reset() {
 	*x = WarmupRequest{}
-	mi := &file_tide_proto_msgTypes[26]
+	mi := &file_tide_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2084,7 +2386,7 @@ func (x *WarmupRequest) String() string {
 func (*WarmupRequest) ProtoMessage() {}
 
 func (x *WarmupRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_tide_proto_msgTypes[26]
+	mi := &file_tide_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2097,7 +2399,7 @@ func (x *WarmupRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WarmupRequest.ProtoReflect.Descriptor instead.
 func (*WarmupRequest) Descriptor() ([]byte, []int) {
-	return file_tide_proto_rawDescGZIP(), []int{26}
+	return file_tide_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *WarmupRequest) GetRound() int64 {
@@ -2146,7 +2448,7 @@ type WarmupRange struct {
 
 func (x *WarmupRange) Reset() {
 	*x = WarmupRange{}
-	mi := &file_tide_proto_msgTypes[27]
+	mi := &file_tide_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2158,7 +2460,7 @@ func (x *WarmupRange) String() string {
 func (*WarmupRange) ProtoMessage() {}
 
 func (x *WarmupRange) ProtoReflect() protoreflect.Message {
-	mi := &file_tide_proto_msgTypes[27]
+	mi := &file_tide_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2171,7 +2473,7 @@ func (x *WarmupRange) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WarmupRange.ProtoReflect.Descriptor instead.
 func (*WarmupRange) Descriptor() ([]byte, []int) {
-	return file_tide_proto_rawDescGZIP(), []int{27}
+	return file_tide_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *WarmupRange) GetVertex() string {
@@ -2234,7 +2536,7 @@ type WarmupSourceRange struct {
 
 func (x *WarmupSourceRange) Reset() {
 	*x = WarmupSourceRange{}
-	mi := &file_tide_proto_msgTypes[28]
+	mi := &file_tide_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2246,7 +2548,7 @@ func (x *WarmupSourceRange) String() string {
 func (*WarmupSourceRange) ProtoMessage() {}
 
 func (x *WarmupSourceRange) ProtoReflect() protoreflect.Message {
-	mi := &file_tide_proto_msgTypes[28]
+	mi := &file_tide_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2259,7 +2561,7 @@ func (x *WarmupSourceRange) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WarmupSourceRange.ProtoReflect.Descriptor instead.
 func (*WarmupSourceRange) Descriptor() ([]byte, []int) {
-	return file_tide_proto_rawDescGZIP(), []int{28}
+	return file_tide_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *WarmupSourceRange) GetSubtask() int32 {
@@ -2295,7 +2597,7 @@ type WarmupStop struct {
 
 func (x *WarmupStop) Reset() {
 	*x = WarmupStop{}
-	mi := &file_tide_proto_msgTypes[29]
+	mi := &file_tide_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2307,7 +2609,7 @@ func (x *WarmupStop) String() string {
 func (*WarmupStop) ProtoMessage() {}
 
 func (x *WarmupStop) ProtoReflect() protoreflect.Message {
-	mi := &file_tide_proto_msgTypes[29]
+	mi := &file_tide_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2320,7 +2622,7 @@ func (x *WarmupStop) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WarmupStop.ProtoReflect.Descriptor instead.
 func (*WarmupStop) Descriptor() ([]byte, []int) {
-	return file_tide_proto_rawDescGZIP(), []int{29}
+	return file_tide_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *WarmupStop) GetRound() int64 {
@@ -2354,7 +2656,7 @@ type WarmupProgress struct {
 
 func (x *WarmupProgress) Reset() {
 	*x = WarmupProgress{}
-	mi := &file_tide_proto_msgTypes[30]
+	mi := &file_tide_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2366,7 +2668,7 @@ func (x *WarmupProgress) String() string {
 func (*WarmupProgress) ProtoMessage() {}
 
 func (x *WarmupProgress) ProtoReflect() protoreflect.Message {
-	mi := &file_tide_proto_msgTypes[30]
+	mi := &file_tide_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2379,7 +2681,7 @@ func (x *WarmupProgress) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WarmupProgress.ProtoReflect.Descriptor instead.
 func (*WarmupProgress) Descriptor() ([]byte, []int) {
-	return file_tide_proto_rawDescGZIP(), []int{30}
+	return file_tide_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *WarmupProgress) GetRound() int64 {
@@ -2450,13 +2752,28 @@ const file_tide_proto_rawDesc = "" +
 	"unregister\x12=\n" +
 	"\ftask_metrics\x18\b \x01(\v2\x18.tide.rpc.v1.TaskMetricsH\x00R\vtaskMetrics\x12F\n" +
 	"\x0fwarmup_progress\x18\x1e \x01(\v2\x1b.tide.rpc.v1.WarmupProgressH\x00R\x0ewarmupProgressB\x06\n" +
-	"\x04kind\"\x9f\x01\n" +
+	"\x04kind\"\xc9\x02\n" +
 	"\bRegister\x12&\n" +
 	"\x0ftask_manager_id\x18\x01 \x01(\tR\rtaskManagerId\x12\x17\n" +
 	"\anode_id\x18\x02 \x01(\tR\x06nodeId\x12\x14\n" +
 	"\x05slots\x18\x03 \x01(\x05R\x05slots\x12\x19\n" +
 	"\bbuild_id\x18\x04 \x01(\tR\abuildId\x12!\n" +
-	"\fdata_address\x18\x05 \x01(\tR\vdataAddress\"6\n" +
+	"\fdata_address\x18\x05 \x01(\tR\vdataAddress\x12@\n" +
+	"\x0efailover_tasks\x18\x14 \x03(\v2\x19.tide.rpc.v1.FailoverTaskR\rfailoverTasks\x12&\n" +
+	"\x0ffailover_job_id\x18\x15 \x01(\tR\rfailoverJobId\x12>\n" +
+	"\x1bfailover_highest_checkpoint\x18\x16 \x01(\x03R\x19failoverHighestCheckpoint\"\xb2\x02\n" +
+	"\fFailoverTask\x12\x16\n" +
+	"\x06vertex\x18\x01 \x01(\tR\x06vertex\x12\x14\n" +
+	"\x05index\x18\x02 \x01(\x05R\x05index\x12\x18\n" +
+	"\aattempt\x18\x03 \x01(\x03R\aattempt\x12\x15\n" +
+	"\x06run_id\x18\x04 \x01(\tR\x05runId\x12\x12\n" +
+	"\x04slot\x18\x05 \x01(\x05R\x04slot\x12\x14\n" +
+	"\x05state\x18\x06 \x01(\tR\x05state\x12&\n" +
+	"\x0fkey_group_start\x18\a \x01(\x05R\rkeyGroupStart\x12\"\n" +
+	"\rkey_group_end\x18\b \x01(\x05R\vkeyGroupEnd\x12$\n" +
+	"\x0ehas_key_groups\x18\t \x01(\bR\fhasKeyGroups\x12'\n" +
+	"\x0freceived_splits\x18\n" +
+	" \x03(\tR\x0ereceivedSplits\"6\n" +
 	"\tHeartbeat\x12)\n" +
 	"\x10timestamp_millis\x18\x01 \x01(\x03R\x0ftimestampMillis\"\xab\x01\n" +
 	"\x0fTaskStateUpdate\x12\x18\n" +
@@ -2513,7 +2830,7 @@ const file_tide_proto_rawDesc = "" +
 	"\arecords\x18\x02 \x01(\x03R\arecords\"$\n" +
 	"\n" +
 	"Unregister\x12\x16\n" +
-	"\x06reason\x18\x01 \x01(\tR\x06reason\"\x96\x05\n" +
+	"\x06reason\x18\x01 \x01(\tR\x06reason\"\xa3\x06\n" +
 	"\x11JobManagerMessage\x129\n" +
 	"\n" +
 	"registered\x18\x01 \x01(\v2\x17.tide.rpc.v1.RegisteredH\x00R\n" +
@@ -2529,8 +2846,17 @@ const file_tide_proto_rawDesc = "" +
 	"disconnect\x124\n" +
 	"\x06warmup\x18\x1e \x01(\v2\x1a.tide.rpc.v1.WarmupRequestH\x00R\x06warmup\x12:\n" +
 	"\vwarmup_stop\x18\x1f \x01(\v2\x17.tide.rpc.v1.WarmupStopH\x00R\n" +
-	"warmupStopB\x06\n" +
-	"\x04kind\"\xa4\x02\n" +
+	"warmupStop\x12C\n" +
+	"\x0efailover_adopt\x18\x14 \x01(\v2\x1a.tide.rpc.v1.FailoverAdoptH\x00R\rfailoverAdopt\x12F\n" +
+	"\x0ffailover_cancel\x18\x15 \x01(\v2\x1b.tide.rpc.v1.FailoverCancelH\x00R\x0efailoverCancelB\x06\n" +
+	"\x04kind\"@\n" +
+	"\rFailoverAdopt\x12\x18\n" +
+	"\aattempt\x18\x01 \x01(\x03R\aattempt\x12\x15\n" +
+	"\x06run_id\x18\x02 \x01(\tR\x05runId\"Y\n" +
+	"\x0eFailoverCancel\x12\x18\n" +
+	"\aattempt\x18\x01 \x01(\x03R\aattempt\x12\x15\n" +
+	"\x06run_id\x18\x02 \x01(\tR\x05runId\x12\x16\n" +
+	"\x06reason\x18\x03 \x01(\tR\x06reason\"\xa4\x02\n" +
 	"\n" +
 	"Registered\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\tR\x05jobId\x12\x19\n" +
@@ -2639,79 +2965,85 @@ func file_tide_proto_rawDescGZIP() []byte {
 	return file_tide_proto_rawDescData
 }
 
-var file_tide_proto_msgTypes = make([]protoimpl.MessageInfo, 32)
+var file_tide_proto_msgTypes = make([]protoimpl.MessageInfo, 35)
 var file_tide_proto_goTypes = []any{
 	(*TaskManagerMessage)(nil),       // 0: tide.rpc.v1.TaskManagerMessage
 	(*Register)(nil),                 // 1: tide.rpc.v1.Register
-	(*Heartbeat)(nil),                // 2: tide.rpc.v1.Heartbeat
-	(*TaskStateUpdate)(nil),          // 3: tide.rpc.v1.TaskStateUpdate
-	(*StateHandle)(nil),              // 4: tide.rpc.v1.StateHandle
-	(*CheckpointAck)(nil),            // 5: tide.rpc.v1.CheckpointAck
-	(*CheckpointDecline)(nil),        // 6: tide.rpc.v1.CheckpointDecline
-	(*SplitRequest)(nil),             // 7: tide.rpc.v1.SplitRequest
-	(*TaskMetrics)(nil),              // 8: tide.rpc.v1.TaskMetrics
-	(*SubtaskMetrics)(nil),           // 9: tide.rpc.v1.SubtaskMetrics
-	(*SplitLag)(nil),                 // 10: tide.rpc.v1.SplitLag
-	(*Unregister)(nil),               // 11: tide.rpc.v1.Unregister
-	(*JobManagerMessage)(nil),        // 12: tide.rpc.v1.JobManagerMessage
-	(*Registered)(nil),               // 13: tide.rpc.v1.Registered
-	(*Rejected)(nil),                 // 14: tide.rpc.v1.Rejected
-	(*VertexParallelism)(nil),        // 15: tide.rpc.v1.VertexParallelism
-	(*Subtask)(nil),                  // 16: tide.rpc.v1.Subtask
-	(*Location)(nil),                 // 17: tide.rpc.v1.Location
-	(*DeployTasks)(nil),              // 18: tide.rpc.v1.DeployTasks
-	(*RestoreLocation)(nil),          // 19: tide.rpc.v1.RestoreLocation
-	(*CancelTasks)(nil),              // 20: tide.rpc.v1.CancelTasks
-	(*TriggerCheckpoint)(nil),        // 21: tide.rpc.v1.TriggerCheckpoint
-	(*NotifyCheckpointComplete)(nil), // 22: tide.rpc.v1.NotifyCheckpointComplete
-	(*Split)(nil),                    // 23: tide.rpc.v1.Split
-	(*SplitAssignment)(nil),          // 24: tide.rpc.v1.SplitAssignment
-	(*Disconnect)(nil),               // 25: tide.rpc.v1.Disconnect
-	(*WarmupRequest)(nil),            // 26: tide.rpc.v1.WarmupRequest
-	(*WarmupRange)(nil),              // 27: tide.rpc.v1.WarmupRange
-	(*WarmupSourceRange)(nil),        // 28: tide.rpc.v1.WarmupSourceRange
-	(*WarmupStop)(nil),               // 29: tide.rpc.v1.WarmupStop
-	(*WarmupProgress)(nil),           // 30: tide.rpc.v1.WarmupProgress
-	nil,                              // 31: tide.rpc.v1.Registered.ConfigEntry
+	(*FailoverTask)(nil),             // 2: tide.rpc.v1.FailoverTask
+	(*Heartbeat)(nil),                // 3: tide.rpc.v1.Heartbeat
+	(*TaskStateUpdate)(nil),          // 4: tide.rpc.v1.TaskStateUpdate
+	(*StateHandle)(nil),              // 5: tide.rpc.v1.StateHandle
+	(*CheckpointAck)(nil),            // 6: tide.rpc.v1.CheckpointAck
+	(*CheckpointDecline)(nil),        // 7: tide.rpc.v1.CheckpointDecline
+	(*SplitRequest)(nil),             // 8: tide.rpc.v1.SplitRequest
+	(*TaskMetrics)(nil),              // 9: tide.rpc.v1.TaskMetrics
+	(*SubtaskMetrics)(nil),           // 10: tide.rpc.v1.SubtaskMetrics
+	(*SplitLag)(nil),                 // 11: tide.rpc.v1.SplitLag
+	(*Unregister)(nil),               // 12: tide.rpc.v1.Unregister
+	(*JobManagerMessage)(nil),        // 13: tide.rpc.v1.JobManagerMessage
+	(*FailoverAdopt)(nil),            // 14: tide.rpc.v1.FailoverAdopt
+	(*FailoverCancel)(nil),           // 15: tide.rpc.v1.FailoverCancel
+	(*Registered)(nil),               // 16: tide.rpc.v1.Registered
+	(*Rejected)(nil),                 // 17: tide.rpc.v1.Rejected
+	(*VertexParallelism)(nil),        // 18: tide.rpc.v1.VertexParallelism
+	(*Subtask)(nil),                  // 19: tide.rpc.v1.Subtask
+	(*Location)(nil),                 // 20: tide.rpc.v1.Location
+	(*DeployTasks)(nil),              // 21: tide.rpc.v1.DeployTasks
+	(*RestoreLocation)(nil),          // 22: tide.rpc.v1.RestoreLocation
+	(*CancelTasks)(nil),              // 23: tide.rpc.v1.CancelTasks
+	(*TriggerCheckpoint)(nil),        // 24: tide.rpc.v1.TriggerCheckpoint
+	(*NotifyCheckpointComplete)(nil), // 25: tide.rpc.v1.NotifyCheckpointComplete
+	(*Split)(nil),                    // 26: tide.rpc.v1.Split
+	(*SplitAssignment)(nil),          // 27: tide.rpc.v1.SplitAssignment
+	(*Disconnect)(nil),               // 28: tide.rpc.v1.Disconnect
+	(*WarmupRequest)(nil),            // 29: tide.rpc.v1.WarmupRequest
+	(*WarmupRange)(nil),              // 30: tide.rpc.v1.WarmupRange
+	(*WarmupSourceRange)(nil),        // 31: tide.rpc.v1.WarmupSourceRange
+	(*WarmupStop)(nil),               // 32: tide.rpc.v1.WarmupStop
+	(*WarmupProgress)(nil),           // 33: tide.rpc.v1.WarmupProgress
+	nil,                              // 34: tide.rpc.v1.Registered.ConfigEntry
 }
 var file_tide_proto_depIdxs = []int32{
 	1,  // 0: tide.rpc.v1.TaskManagerMessage.register:type_name -> tide.rpc.v1.Register
-	2,  // 1: tide.rpc.v1.TaskManagerMessage.heartbeat:type_name -> tide.rpc.v1.Heartbeat
-	3,  // 2: tide.rpc.v1.TaskManagerMessage.task_state:type_name -> tide.rpc.v1.TaskStateUpdate
-	5,  // 3: tide.rpc.v1.TaskManagerMessage.checkpoint_ack:type_name -> tide.rpc.v1.CheckpointAck
-	6,  // 4: tide.rpc.v1.TaskManagerMessage.checkpoint_decline:type_name -> tide.rpc.v1.CheckpointDecline
-	7,  // 5: tide.rpc.v1.TaskManagerMessage.split_request:type_name -> tide.rpc.v1.SplitRequest
-	11, // 6: tide.rpc.v1.TaskManagerMessage.unregister:type_name -> tide.rpc.v1.Unregister
-	8,  // 7: tide.rpc.v1.TaskManagerMessage.task_metrics:type_name -> tide.rpc.v1.TaskMetrics
-	30, // 8: tide.rpc.v1.TaskManagerMessage.warmup_progress:type_name -> tide.rpc.v1.WarmupProgress
-	4,  // 9: tide.rpc.v1.CheckpointAck.handles:type_name -> tide.rpc.v1.StateHandle
-	9,  // 10: tide.rpc.v1.TaskMetrics.subtasks:type_name -> tide.rpc.v1.SubtaskMetrics
-	10, // 11: tide.rpc.v1.SubtaskMetrics.split_lag:type_name -> tide.rpc.v1.SplitLag
-	13, // 12: tide.rpc.v1.JobManagerMessage.registered:type_name -> tide.rpc.v1.Registered
-	14, // 13: tide.rpc.v1.JobManagerMessage.rejected:type_name -> tide.rpc.v1.Rejected
-	18, // 14: tide.rpc.v1.JobManagerMessage.deploy:type_name -> tide.rpc.v1.DeployTasks
-	20, // 15: tide.rpc.v1.JobManagerMessage.cancel:type_name -> tide.rpc.v1.CancelTasks
-	21, // 16: tide.rpc.v1.JobManagerMessage.trigger_checkpoint:type_name -> tide.rpc.v1.TriggerCheckpoint
-	22, // 17: tide.rpc.v1.JobManagerMessage.checkpoint_complete:type_name -> tide.rpc.v1.NotifyCheckpointComplete
-	24, // 18: tide.rpc.v1.JobManagerMessage.split_assignment:type_name -> tide.rpc.v1.SplitAssignment
-	25, // 19: tide.rpc.v1.JobManagerMessage.disconnect:type_name -> tide.rpc.v1.Disconnect
-	26, // 20: tide.rpc.v1.JobManagerMessage.warmup:type_name -> tide.rpc.v1.WarmupRequest
-	29, // 21: tide.rpc.v1.JobManagerMessage.warmup_stop:type_name -> tide.rpc.v1.WarmupStop
-	31, // 22: tide.rpc.v1.Registered.config:type_name -> tide.rpc.v1.Registered.ConfigEntry
-	15, // 23: tide.rpc.v1.DeployTasks.vertices:type_name -> tide.rpc.v1.VertexParallelism
-	16, // 24: tide.rpc.v1.DeployTasks.subtasks:type_name -> tide.rpc.v1.Subtask
-	17, // 25: tide.rpc.v1.DeployTasks.locations:type_name -> tide.rpc.v1.Location
-	19, // 26: tide.rpc.v1.DeployTasks.restore_location:type_name -> tide.rpc.v1.RestoreLocation
-	23, // 27: tide.rpc.v1.SplitAssignment.splits:type_name -> tide.rpc.v1.Split
-	27, // 28: tide.rpc.v1.WarmupRequest.ranges:type_name -> tide.rpc.v1.WarmupRange
-	28, // 29: tide.rpc.v1.WarmupRange.sources:type_name -> tide.rpc.v1.WarmupSourceRange
-	0,  // 30: tide.rpc.v1.JobManager.Connect:input_type -> tide.rpc.v1.TaskManagerMessage
-	12, // 31: tide.rpc.v1.JobManager.Connect:output_type -> tide.rpc.v1.JobManagerMessage
-	31, // [31:32] is the sub-list for method output_type
-	30, // [30:31] is the sub-list for method input_type
-	30, // [30:30] is the sub-list for extension type_name
-	30, // [30:30] is the sub-list for extension extendee
-	0,  // [0:30] is the sub-list for field type_name
+	3,  // 1: tide.rpc.v1.TaskManagerMessage.heartbeat:type_name -> tide.rpc.v1.Heartbeat
+	4,  // 2: tide.rpc.v1.TaskManagerMessage.task_state:type_name -> tide.rpc.v1.TaskStateUpdate
+	6,  // 3: tide.rpc.v1.TaskManagerMessage.checkpoint_ack:type_name -> tide.rpc.v1.CheckpointAck
+	7,  // 4: tide.rpc.v1.TaskManagerMessage.checkpoint_decline:type_name -> tide.rpc.v1.CheckpointDecline
+	8,  // 5: tide.rpc.v1.TaskManagerMessage.split_request:type_name -> tide.rpc.v1.SplitRequest
+	12, // 6: tide.rpc.v1.TaskManagerMessage.unregister:type_name -> tide.rpc.v1.Unregister
+	9,  // 7: tide.rpc.v1.TaskManagerMessage.task_metrics:type_name -> tide.rpc.v1.TaskMetrics
+	33, // 8: tide.rpc.v1.TaskManagerMessage.warmup_progress:type_name -> tide.rpc.v1.WarmupProgress
+	2,  // 9: tide.rpc.v1.Register.failover_tasks:type_name -> tide.rpc.v1.FailoverTask
+	5,  // 10: tide.rpc.v1.CheckpointAck.handles:type_name -> tide.rpc.v1.StateHandle
+	10, // 11: tide.rpc.v1.TaskMetrics.subtasks:type_name -> tide.rpc.v1.SubtaskMetrics
+	11, // 12: tide.rpc.v1.SubtaskMetrics.split_lag:type_name -> tide.rpc.v1.SplitLag
+	16, // 13: tide.rpc.v1.JobManagerMessage.registered:type_name -> tide.rpc.v1.Registered
+	17, // 14: tide.rpc.v1.JobManagerMessage.rejected:type_name -> tide.rpc.v1.Rejected
+	21, // 15: tide.rpc.v1.JobManagerMessage.deploy:type_name -> tide.rpc.v1.DeployTasks
+	23, // 16: tide.rpc.v1.JobManagerMessage.cancel:type_name -> tide.rpc.v1.CancelTasks
+	24, // 17: tide.rpc.v1.JobManagerMessage.trigger_checkpoint:type_name -> tide.rpc.v1.TriggerCheckpoint
+	25, // 18: tide.rpc.v1.JobManagerMessage.checkpoint_complete:type_name -> tide.rpc.v1.NotifyCheckpointComplete
+	27, // 19: tide.rpc.v1.JobManagerMessage.split_assignment:type_name -> tide.rpc.v1.SplitAssignment
+	28, // 20: tide.rpc.v1.JobManagerMessage.disconnect:type_name -> tide.rpc.v1.Disconnect
+	29, // 21: tide.rpc.v1.JobManagerMessage.warmup:type_name -> tide.rpc.v1.WarmupRequest
+	32, // 22: tide.rpc.v1.JobManagerMessage.warmup_stop:type_name -> tide.rpc.v1.WarmupStop
+	14, // 23: tide.rpc.v1.JobManagerMessage.failover_adopt:type_name -> tide.rpc.v1.FailoverAdopt
+	15, // 24: tide.rpc.v1.JobManagerMessage.failover_cancel:type_name -> tide.rpc.v1.FailoverCancel
+	34, // 25: tide.rpc.v1.Registered.config:type_name -> tide.rpc.v1.Registered.ConfigEntry
+	18, // 26: tide.rpc.v1.DeployTasks.vertices:type_name -> tide.rpc.v1.VertexParallelism
+	19, // 27: tide.rpc.v1.DeployTasks.subtasks:type_name -> tide.rpc.v1.Subtask
+	20, // 28: tide.rpc.v1.DeployTasks.locations:type_name -> tide.rpc.v1.Location
+	22, // 29: tide.rpc.v1.DeployTasks.restore_location:type_name -> tide.rpc.v1.RestoreLocation
+	26, // 30: tide.rpc.v1.SplitAssignment.splits:type_name -> tide.rpc.v1.Split
+	30, // 31: tide.rpc.v1.WarmupRequest.ranges:type_name -> tide.rpc.v1.WarmupRange
+	31, // 32: tide.rpc.v1.WarmupRange.sources:type_name -> tide.rpc.v1.WarmupSourceRange
+	0,  // 33: tide.rpc.v1.JobManager.Connect:input_type -> tide.rpc.v1.TaskManagerMessage
+	13, // 34: tide.rpc.v1.JobManager.Connect:output_type -> tide.rpc.v1.JobManagerMessage
+	34, // [34:35] is the sub-list for method output_type
+	33, // [33:34] is the sub-list for method input_type
+	33, // [33:33] is the sub-list for extension type_name
+	33, // [33:33] is the sub-list for extension extendee
+	0,  // [0:33] is the sub-list for field type_name
 }
 
 func init() { file_tide_proto_init() }
@@ -2730,7 +3062,7 @@ func file_tide_proto_init() {
 		(*TaskManagerMessage_TaskMetrics)(nil),
 		(*TaskManagerMessage_WarmupProgress)(nil),
 	}
-	file_tide_proto_msgTypes[12].OneofWrappers = []any{
+	file_tide_proto_msgTypes[13].OneofWrappers = []any{
 		(*JobManagerMessage_Registered)(nil),
 		(*JobManagerMessage_Rejected)(nil),
 		(*JobManagerMessage_Deploy)(nil),
@@ -2741,6 +3073,8 @@ func file_tide_proto_init() {
 		(*JobManagerMessage_Disconnect)(nil),
 		(*JobManagerMessage_Warmup)(nil),
 		(*JobManagerMessage_WarmupStop)(nil),
+		(*JobManagerMessage_FailoverAdopt)(nil),
+		(*JobManagerMessage_FailoverCancel)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
@@ -2748,7 +3082,7 @@ func file_tide_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_tide_proto_rawDesc), len(file_tide_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   32,
+			NumMessages:   35,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -23,24 +23,60 @@ const (
 	operatorChainingKey = "pipeline.operator-chaining"
 )
 
-// serve runs the job's subtasks for one registered connection until it ends.
-func (w *worker) serve(ctx context.Context, c *connection) (outcome, error) {
-	defer c.close()
-	reg := c.registered
-	log := w.log.With("job", reg.GetJobName(), "jobID", reg.GetJobId())
+// heldJob is the job a TaskManager runs. It outlives one AM connection: when the AM is
+// lost, the subtasks keep running (the data plane between TaskManagers does not need the
+// AM) and the next AM of the same job is offered them (see relay and taskBook).
+type heldJob struct {
+	jobID string
+	ex    *exec.Executor
+	st    storage.Storage
+	relay *relay
+	// adopted maps an attempt number the current AM adopted to the local attempt id
+	// (it was deployed by an earlier AM, in another attempt space).
+	adopted map[int64]int64
+}
+
+// close cancels every subtask and closes the storage.
+func (h *heldJob) close(log *slog.Logger) {
+	cctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := h.ex.Close(cctx); err != nil {
+		log.Warn("closing executor", "err", err)
+	}
+	_ = h.st.Close()
+}
+
+// closeHeld ends the held job, if any.
+func (w *worker) closeHeld() {
+	if w.held != nil {
+		w.held.close(w.log)
+		w.held = nil
+	}
+}
+
+// jobFor returns the job the AM of reg runs: the held one when it is the same job (an AM
+// failover), else a new one (a held job of another job is cancelled first).
+func (w *worker) jobFor(ctx context.Context, reg *rpc.Registered, log *slog.Logger) (*heldJob, error) {
+	if h := w.held; h != nil {
+		if h.jobID == reg.GetJobId() {
+			return h, nil
+		}
+		log.Warn("the AM runs another job; cancelling the subtasks kept from the last one", "kept_job", h.jobID)
+		w.closeHeld()
+	}
 	build, ok := stream.Lookup(reg.GetJobName())
 	if !ok {
-		return outcomeStopped, fmt.Errorf("TaskManager %s: AM runs job %q: %w (this binary has %v); start the TaskManager from the AM's binary",
+		return nil, fmt.Errorf("TaskManager %s: AM runs job %q: %w (this binary has %v); start the TaskManager from the AM's binary",
 			w.cfg.ID, reg.GetJobName(), ErrUnknownJob, stream.Names())
 	}
 	job, err := build(reg.GetJobArgs())
 	if err != nil {
-		return outcomeStopped, fmt.Errorf("TaskManager %s: build job %q with args %q: %w", w.cfg.ID, reg.GetJobName(), reg.GetJobArgs(), err)
+		return nil, fmt.Errorf("TaskManager %s: build job %q with args %q: %w", w.cfg.ID, reg.GetJobName(), reg.GetJobArgs(), err)
 	}
 	if v, ok := reg.GetConfig()[operatorChainingKey]; ok {
 		chaining, err := strconv.ParseBool(v)
 		if err != nil {
-			return outcomeStopped, fmt.Errorf("TaskManager %s: the AM's %s %q: %w", w.cfg.ID, operatorChainingKey, v, err)
+			return nil, fmt.Errorf("TaskManager %s: the AM's %s %q: %w", w.cfg.ID, operatorChainingKey, v, err)
 		}
 		if !chaining {
 			job.DisableChaining() // as the AM built it
@@ -48,36 +84,55 @@ func (w *worker) serve(ctx context.Context, c *connection) (outcome, error) {
 	}
 	st, err := w.openStorage(ctx, reg.GetConfig()[checkpointsDirKey])
 	if err != nil {
-		return outcomeStopped, err
+		return nil, err
 	}
-	defer st.Close()
-
 	backend, err := stateBackendConfig(reg.GetConfig(), log)
 	if err != nil {
-		return outcomeStopped, fmt.Errorf("TaskManager %s: %w", w.cfg.ID, err)
+		_ = st.Close()
+		return nil, fmt.Errorf("TaskManager %s: %w", w.cfg.ID, err)
+	}
+	h := &heldJob{jobID: reg.GetJobId(), st: st, relay: newRelay(), adopted: map[int64]int64{}}
+	h.ex = exec.NewExecutor(exec.Config{JobID: reg.GetJobId(), Job: job, TaskManagerID: w.cfg.ID,
+		Storage: st, Plane: w.plane, StateBackend: backend, LocalState: openLocalState(backend, w.cfg.ID, log), Reporter: h.relay, Logger: w.log})
+	w.held = h
+	return h, nil
+}
+
+// serve runs the job's subtasks for one registered connection until it ends. When the AM
+// is lost the subtasks keep running (outcomeLost); otherwise they are cancelled.
+func (w *worker) serve(ctx context.Context, c *connection) (outcome, error) {
+	defer c.close()
+	reg := c.registered
+	log := w.log.With("job", reg.GetJobName(), "jobID", reg.GetJobId())
+	h, err := w.jobFor(ctx, reg, log)
+	if err != nil {
+		if ctx.Err() != nil {
+			return outcomeStopped, nil // stopping (SIGTERM) while the job was being set up
+		}
+		return outcomeStopped, err
 	}
 	sess := &amSession{stream: c.stream}
 	space := newAttemptSpace(reg.GetRunId())
-	ex := exec.NewExecutor(exec.Config{JobID: reg.GetJobId(), Job: job, TaskManagerID: w.cfg.ID,
-		Storage: st, Plane: w.plane, StateBackend: backend, LocalState: openLocalState(backend, w.cfg.ID, log), Reporter: reporter{s: sess, space: space}, Logger: w.log})
+	h.adopted = map[int64]int64{}
+	h.relay.attach(sess)
+	kept := false
 	defer func() {
-		cctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		if err := ex.Close(cctx); err != nil {
-			log.Warn("closing executor", "err", err)
+		h.relay.detach()
+		if !kept {
+			w.closeHeld()
 		}
 	}()
-	fetcher, err := w.newFetcher(reg.GetJobId(), st, sess, log)
+	fetcher, err := w.newFetcher(reg.GetJobId(), h.st, sess, log)
 	if err != nil {
 		return outcomeStopped, err
 	}
 	defer fetcher.Close()
-	log.Info("registered with the AM", "am", w.am)
+	log.Info("registered with the AM", "am", w.am, "kept_subtasks", len(c.reported))
 
 	hbDone := make(chan struct{})
 	defer close(hbDone)
 	go w.heartbeat(sess, time.Duration(reg.GetHeartbeatIntervalMillis())*time.Millisecond, hbDone)
-	go reportMetrics(sess, ex, space, taskMetricsInterval, hbDone)
+	go reportMetrics(sess, h.ex, space, taskMetricsInterval, hbDone)
 
 	msgs := make(chan *rpc.JobManagerMessage)
 	recvErr := make(chan error, 1)
@@ -107,7 +162,10 @@ func (w *worker) serve(ctx context.Context, c *connection) (outcome, error) {
 			if errors.Is(err, io.EOF) {
 				err = errors.New("AM closed the connection")
 			}
-			log.Warn("lost the AM; cancelling every task and reconnecting", "am", w.am, "err", err)
+			kept = true
+			n := 0
+			h.relay.with(func(b *taskBook) { n = len(b.report()) })
+			log.Warn("lost the AM; the subtasks keep running while reconnecting", "am", w.am, "subtasks", n, "err", err)
 			return outcomeLost, nil
 		case m := <-msgs:
 			if k, ok := m.GetKind().(*rpc.JobManagerMessage_Warmup); ok {
@@ -119,7 +177,7 @@ func (w *worker) serve(ctx context.Context, c *connection) (outcome, error) {
 				fetcher.Stop(k.WarmupStop.GetRound())
 				continue
 			}
-			if done := w.dispatch(ctx, ex, space, m, log); done {
+			if done := w.dispatch(ctx, h, space, m, log); done {
 				sess.finish(nil)
 				return outcomeDisconnected, nil
 			}
@@ -127,35 +185,63 @@ func (w *worker) serve(ctx context.Context, c *connection) (outcome, error) {
 	}
 }
 
+// local is the TaskManager's attempt id of the current AM's attempt a.
+func (h *heldJob) local(space attemptSpace, a int64) int64 {
+	if id, ok := h.adopted[a]; ok {
+		return id
+	}
+	return space.local(a)
+}
+
 // dispatch carries out one AM message; it reports true on Disconnect.
-func (w *worker) dispatch(ctx context.Context, ex *exec.Executor, space attemptSpace, m *rpc.JobManagerMessage, log *slog.Logger) bool {
+func (w *worker) dispatch(ctx context.Context, h *heldJob, space attemptSpace, m *rpc.JobManagerMessage, log *slog.Logger) bool {
+	ex := h.ex
 	switch k := m.GetKind().(type) {
 	case *rpc.JobManagerMessage_Deploy:
 		spec := deploySpec(k.Deploy)
 		log.Info("deploying subtasks", "attempt", spec.Attempt, "restoreFrom", spec.RestoreFrom, "subtasks", len(spec.Subtasks))
+		amNum := spec.Attempt
 		spec.Attempt = space.local(spec.Attempt)
+		delete(h.adopted, amNum)
+		h.relay.with(func(b *taskBook) { b.deployed(spec, amNum) })
 		if err := ex.Deploy(ctx, spec); err != nil {
 			log.Error("deploy failed", "attempt", spec.Attempt, "err", err)
 		}
 	case *rpc.JobManagerMessage_Cancel:
 		log.Info("cancelling attempt", "attempt", k.Cancel.GetAttempt(), "reason", k.Cancel.GetReason())
-		// Cancelling must finish even while the TaskManager itself is stopping.
-		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
-		ex.Cancel(cctx, space.local(k.Cancel.GetAttempt()))
-		cancel()
+		w.cancelLocal(ctx, h, h.local(space, k.Cancel.GetAttempt()))
+	case *rpc.JobManagerMessage_FailoverCancel:
+		fc := k.FailoverCancel
+		log.Info("the AM does not adopt the subtasks kept across the AM failover; cancelling them",
+			"attempt", fc.GetAttempt(), "run", fc.GetRunId(), "reason", fc.GetReason())
+		w.cancelLocal(ctx, h, newAttemptSpace(fc.GetRunId()).local(fc.GetAttempt()))
+	case *rpc.JobManagerMessage_FailoverAdopt:
+		fa := k.FailoverAdopt
+		id := newAttemptSpace(fa.GetRunId()).local(fa.GetAttempt())
+		h.adopted[fa.GetAttempt()] = id
+		log.Info("the AM adopted the subtasks kept across the AM failover; they carry on", "attempt", fa.GetAttempt(), "run", fa.GetRunId())
+		h.relay.adopted(id)
 	case *rpc.JobManagerMessage_TriggerCheckpoint:
 		t := k.TriggerCheckpoint
-		ex.TriggerCheckpoint(space.local(t.GetAttempt()), t.GetCheckpointId(), t.GetTimestampMillis())
+		id := h.local(space, t.GetAttempt())
+		h.relay.with(func(b *taskBook) { b.triggered(id, t.GetCheckpointId()) })
+		ex.TriggerCheckpoint(id, t.GetCheckpointId(), t.GetTimestampMillis())
 	case *rpc.JobManagerMessage_CheckpointComplete:
 		n := k.CheckpointComplete
-		ex.NotifyCheckpointComplete(space.local(n.GetAttempt()), n.GetCheckpointId())
+		id := h.local(space, n.GetAttempt())
+		h.relay.with(func(b *taskBook) { b.completed(id, n.GetCheckpointId()) })
+		ex.NotifyCheckpointComplete(id, n.GetCheckpointId())
 	case *rpc.JobManagerMessage_SplitAssignment:
 		a := k.SplitAssignment
+		id := h.local(space, a.GetAttempt())
 		splits := make([]stream.Split, 0, len(a.GetSplits()))
+		ids := make([]string, 0, len(a.GetSplits()))
 		for _, s := range a.GetSplits() {
 			splits = append(splits, stream.Split{ID: s.GetId(), Data: s.GetData()})
+			ids = append(ids, s.GetId())
 		}
-		ex.AddSplits(space.local(a.GetAttempt()), a.GetVertex(), int(a.GetIndex()), splits, a.GetNoMoreSplits())
+		h.relay.with(func(b *taskBook) { b.splits(id, a.GetVertex(), int(a.GetIndex()), ids, a.GetNoMoreSplits()) })
+		ex.AddSplits(id, a.GetVertex(), int(a.GetIndex()), splits, a.GetNoMoreSplits())
 	case *rpc.JobManagerMessage_Disconnect:
 		log.Info("the AM disconnected this TaskManager; exiting", "reason", k.Disconnect.GetReason())
 		return true
@@ -166,6 +252,15 @@ func (w *worker) dispatch(ctx context.Context, ex *exec.Executor, space attemptS
 		log.Warn("ignoring unknown message from the AM", "type", fmt.Sprintf("%T", k))
 	}
 	return false
+}
+
+// cancelLocal cancels a local attempt and forgets it.
+func (w *worker) cancelLocal(ctx context.Context, h *heldJob, id int64) {
+	// Cancelling must finish even while the TaskManager itself is stopping.
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	h.ex.Cancel(cctx, id)
+	cancel()
+	h.relay.released(id)
 }
 
 func deploySpec(d *rpc.DeployTasks) exec.DeploySpec {

@@ -58,6 +58,8 @@ type worker struct {
 	am       string       // the AM's address now; the address file may move it
 	addrFile *addressFile // nil without Config.AMAddressFile
 	local    localStates  // the local state store, opened on first use
+	// held is the job whose subtasks run here; it survives losing the AM (nil: none).
+	held *heldJob
 }
 
 // addressFileReadTimeout bounds one read of the AM address file.
@@ -91,6 +93,7 @@ const (
 )
 
 func (w *worker) run(ctx context.Context) error {
+	defer w.closeHeld()
 	deadline := time.Now().Add(w.cfg.ConnectTimeout)
 	backoff := w.cfg.InitialBackoff
 	for attempt, first := 1, true; ; attempt++ {
@@ -140,6 +143,8 @@ type connection struct {
 	stream     rpc.JobManager_ConnectClient
 	cancel     context.CancelFunc
 	registered *rpc.Registered
+	// reported are the subtasks offered to the AM on registration (kept from a lost AM).
+	reported []*rpc.FailoverTask
 }
 
 func (c *connection) close() {
@@ -170,9 +175,16 @@ func (w *worker) connect(ctx context.Context) (*connection, error) {
 		return nil, fmt.Errorf("open stream to AM %s: %w", w.am, err)
 	}
 	c.stream = stream
-	err = stream.Send(&rpc.TaskManagerMessage{Kind: &rpc.TaskManagerMessage_Register{Register: &rpc.Register{
-		TaskManagerId: w.cfg.ID, NodeId: w.cfg.NodeID, Slots: int32(w.cfg.Slots),
-		BuildId: w.cfg.BuildID, DataAddress: w.plane.Addr()}}})
+	register := &rpc.Register{TaskManagerId: w.cfg.ID, NodeId: w.cfg.NodeID, Slots: int32(w.cfg.Slots),
+		BuildId: w.cfg.BuildID, DataAddress: w.plane.Addr()}
+	if h := w.held; h != nil {
+		h.relay.with(func(b *taskBook) {
+			c.reported = b.report()
+			register.FailoverHighestCheckpoint = b.highestCheckpoint
+		})
+		register.FailoverTasks, register.FailoverJobId = c.reported, h.jobID
+	}
+	err = stream.Send(&rpc.TaskManagerMessage{Kind: &rpc.TaskManagerMessage_Register{Register: register}})
 	if err != nil {
 		c.close()
 		return nil, fmt.Errorf("register with AM %s: %w", w.am, err)
