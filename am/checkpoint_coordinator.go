@@ -52,6 +52,9 @@ type checkpointCoordinator struct {
 	writers map[int64]*ckptWriters
 	// finalizing is the checkpoint whose _metadata is being written off the loop (0: none).
 	finalizing int64
+	// shared counts the shared files (incremental checkpoints) of the retained
+	// checkpoints (see checkpoint_store_shared.go).
+	shared *sharedRegistry
 	// stopCtx ends the writes still running when the AM stops.
 	stopCtx  context.Context
 	stopWork context.CancelFunc
@@ -73,7 +76,7 @@ func newCheckpointCoordinator(a *AM, cfg Config) (*checkpointCoordinator, error)
 	}
 	c := &checkpointCoordinator{am: a, jobID: cfg.JobID, log: a.log, co: co, interval: cfg.CheckpointInterval,
 		timeout: cfg.CheckpointTimeout, coord: map[int64]map[string][]byte{},
-		tolerance: failureTolerance{limit: tolerable}, fromSavepoint: cfg.FromSavepoint,
+		tolerance: failureTolerance{limit: tolerable}, fromSavepoint: cfg.FromSavepoint, shared: newSharedRegistry(),
 		allowNonRestored: cfg.AllowNonRestoredState}
 	c.stopCtx, c.stopWork = context.WithCancel(context.Background())
 	if cfg.Storage != nil {
@@ -175,8 +178,18 @@ func (c *checkpointCoordinator) recoverOwn(ctx context.Context) (core.Checkpoint
 		c.log.Error("checkpoint damaged; falling back to an older one (left in place for inspection)",
 			"checkpoint", id, "fallback", rp.latest, "err", rp.damaged[id])
 	}
-	for _, id := range c.co.Adopt(rp.adopt, sel.Highest) {
+	trimmed := c.co.Adopt(rp.adopt, sel.Highest)
+	for _, id := range trimmed {
 		c.discard(id)
+	}
+	var kept []int64
+	for _, id := range rp.adopt {
+		if !slices.Contains(trimmed, id) {
+			kept = append(kept, id)
+		}
+	}
+	if err := c.rebuildShared(ctx, kept); err != nil {
+		return 0, fmt.Errorf("recover job %s: %w", c.store.jobID, err)
 	}
 	if rp.latest == 0 {
 		if c.fromSavepoint == "" {
@@ -389,6 +402,7 @@ func (c *checkpointCoordinator) failed(f checkpoint.Failed, tell, counted bool) 
 		"counted", counted, "consecutiveFailures", consecutive, "tolerable", c.tolerance.limit)
 	delete(c.coord, f.ID)
 	c.aborted(f.ID)
+	c.sharedFiles().orphans = true
 	c.am.view.setCheckpoints(c.co.Stats())
 	c.am.stateDirty = true
 	if tell {
@@ -420,11 +434,15 @@ func (c *checkpointCoordinator) finish(done checkpoint.Completed) {
 	}
 	coord := c.coord[done.ID]
 	c.finalizing = done.ID
+	unknown, gone := c.sharedFiles().uncounted(sharedNames(c.jobID, done.Handles))
 	c.bg.Add(1)
 	go func() {
 		defer c.bg.Done()
 		ctx, cancel := context.WithTimeout(c.stopCtx, c.timeout)
-		err := c.store.complete(ctx, done, maxPar, coord)
+		err := c.store.checkShared(ctx, done.ID, unknown, gone)
+		if err == nil {
+			err = c.store.complete(ctx, done, maxPar, coord)
+		}
 		cancel()
 		c.am.post(func() { c.finalized(done, err) })
 	}()
@@ -446,6 +464,7 @@ func (c *checkpointCoordinator) finalized(done checkpoint.Completed, err error) 
 	}
 	c.tolerance.succeeded()
 	c.completedWriters(done.ID)
+	c.sharedFiles().register(done.ID, sharedNames(c.jobID, done.Handles))
 	discard, err := c.co.Finalized(now, done.ID)
 	if err != nil {
 		c.log.Error("checkpoint bookkeeping", "checkpoint", done.ID, "err", err)
@@ -471,6 +490,9 @@ func (c *checkpointCoordinator) finalized(done checkpoint.Completed, err error) 
 	for _, id := range discard {
 		delete(c.coord, id)
 		c.discard(id)
+	}
+	if c.sharedFiles().orphans {
+		c.collectOrphans(done.ID)
 	}
 	c.am.step(core.CheckpointCompleted{Attempt: core.AttemptID(done.Attempt), Checkpoint: core.CheckpointID(done.ID)})
 	if c.running {
@@ -499,6 +521,7 @@ func (c *checkpointCoordinator) discard(id int64) {
 		c.log.Info("checkpoint beyond num-retained is being copied into a savepoint; deleting it afterwards", "checkpoint", id)
 		return
 	}
+	free := c.sharedFiles().release(id) // shared files no retained checkpoint lists any more
 	c.bg.Add(1)
 	go func() {
 		defer c.bg.Done()
@@ -506,6 +529,9 @@ func (c *checkpointCoordinator) discard(id int64) {
 		for try := 1; ; try++ {
 			ctx, cancel := context.WithTimeout(c.stopCtx, time.Minute)
 			err := c.store.removeAll(ctx, id)
+			if err == nil {
+				err = c.store.deleteShared(ctx, free)
+			}
 			cancel()
 			if err == nil {
 				return

@@ -35,6 +35,9 @@ type savepoint struct {
 
 // resolve maps a file name the savepoint's _metadata lists to its name in the storage.
 func (sp *savepoint) resolve(name string) string {
+	if rest, ok := strings.CutPrefix(name, sharedDir(sp.md.JobID)+"/"); ok {
+		return path.Join(sp.dir, "shared", rest) // copied there by copySavepoint
+	}
 	if rest, ok := strings.CutPrefix(name, checkpoint.ChkDir(sp.md.JobID, sp.md.CheckpointID)+"/"); ok {
 		name = rest
 	}

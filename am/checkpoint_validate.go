@@ -27,6 +27,9 @@ var errDamagedCheckpoint = errors.New("checkpoint is damaged")
 // the storage root. Subtasks list root-relative names (<job>/chk-<n>/<file>); the AM's
 // own files are listed relative to the checkpoint directory.
 func (s *checkpointStore) handlePath(id int64, name string) string {
+	if isShared(s.jobID, name) {
+		return name // <job>/shared/…, beside the chk-<n> directories
+	}
 	dir := checkpoint.ChkDir(s.jobID, id)
 	if strings.HasPrefix(name, dir+"/") {
 		return name

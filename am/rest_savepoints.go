@@ -122,7 +122,8 @@ func (a *AM) copySavepoint(ctx context.Context, target string, id int64) (string
 	// A savepoint must be restorable: refuse to copy a checkpoint whose _metadata lists
 	// a file that is not there with its recorded size.
 	store := &checkpointStore{st: src, jobID: a.cfg.JobID}
-	if _, err := store.validate(ctx, id); err != nil {
+	md, err := store.validate(ctx, id)
+	if err != nil {
 		return "", fmt.Errorf("checkpoint %d cannot become a savepoint: %w", id, err)
 	}
 	files, err := listTree(ctx, src, from)
@@ -141,6 +142,14 @@ func (a *AM) copySavepoint(ctx context.Context, target string, id int64) (string
 	}
 	if len(metadata) == 0 {
 		return "", fmt.Errorf("checkpoint %d in %s has no %s", id, src.URI(), checkpoint.MetadataFile)
+	}
+	// An incremental checkpoint's shared files go into the savepoint too (under
+	// shared/), so it stands alone once the job's checkpoints are gone.
+	for _, n := range sharedNames(a.cfg.JobID, md.Subtasks) {
+		rest := strings.TrimPrefix(n, sharedDir(a.cfg.JobID)+"/")
+		if err := copyFile(ctx, src, n, dst, path.Join(name, "shared", rest)); err != nil {
+			return "", err
+		}
 	}
 	for _, f := range metadata {
 		if err := copyFile(ctx, src, path.Join(from, f), dst, path.Join(name, f)); err != nil {
