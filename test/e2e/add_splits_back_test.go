@@ -1,0 +1,81 @@
+package e2e
+
+import (
+	"net/url"
+	"os"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/tidestream/tide/api"
+	"github.com/tidestream/tide/core/source"
+	"github.com/tidestream/tide/examples"
+	"github.com/tidestream/tide/internal/testkit"
+	"github.com/tidestream/tide/standalone"
+	"github.com/tidestream/tide/stream"
+)
+
+// AddSplitsBack: the TaskManager of a source reader that got splits after the last
+// completed checkpoint is SIGKILLed. The job goes on on the other TaskManager (a reactive
+// rescale, a restore from that checkpoint): the splits the dead reader got since go back
+// to the enumerator and are read again from the checkpointed position by the next reader
+// that asks, never by two readers. The committed output is exact: no split read twice,
+// none lost.
+func TestReaderTaskManagerKilledAfterNewSplits(t *testing.T) {
+	ckpt, out := t.TempDir(), t.TempDir()
+	args := []string{"--records", "120000", "--keys", "7", "--rate", "4000", "--output", out}
+	c := startLocal(t, standalone.LocalOptions{Dynamic: reactive(ckpt, "300 ms"), JobName: examples.CheckableCountName,
+		JobArgs: args, TaskManagers: 2})
+	jid := jobID(t, c)
+	d := waitRunningAt(t, c, jid, 2)
+	waitCheckpointIn(t, c, jid, d.Attempt)
+
+	build, _ := stream.Lookup(examples.CheckableCountName)
+	job, err := build(args)
+	if err != nil {
+		t.Fatal(err)
+	}
+	vertex := job.Sources()[0].Vertex
+	logName := filepath.Join(ckpt, jid, "splits", url.QueryEscape(vertex)+".log")
+	victim := -1
+	testkit.WaitFor(t, "a reader with splits assigned since the last completed checkpoint", func() (bool, error) {
+		data, err := os.ReadFile(logName)
+		if err != nil {
+			return false, err
+		}
+		entries, _, err := source.DecodeLog(data)
+		if err != nil {
+			return false, err
+		}
+		tr, err := source.Replay(entries)
+		if err != nil {
+			return false, err
+		}
+		if tr.LastCompleted() <= 0 {
+			return false, nil
+		}
+		for _, a := range tr.Uncheckpointed() {
+			if len(a.Splits) > 0 {
+				victim = a.Subtask
+				return true, nil
+			}
+		}
+		return false, nil
+	})
+	var v api.VertexDetails
+	if err := rest(c, "/jobs/"+jid+"/vertices/"+url.PathEscape(vertex), &v); err != nil {
+		t.Fatal(err)
+	}
+	tm := ""
+	for _, s := range v.Subtasks {
+		if s.Subtask == victim {
+			tm = s.TaskManagerID
+		}
+	}
+	if err := c.Signal(tm, syscall.SIGKILL); err != nil {
+		t.Fatalf("reader %d runs on %q: %v", victim, tm, err)
+	}
+	t.Logf("killed %s, which runs reader %d with splits assigned since the last completed checkpoint", tm, victim)
+	waitExact(t, c, 4*time.Minute, out, args)
+}
