@@ -88,6 +88,7 @@ generate:
 	GOFLAGS= $(GO) install google.golang.org/protobuf/cmd/protoc-gen-go@v1.36.12
 	GOFLAGS= $(GO) install google.golang.org/grpc/cmd/protoc-gen-go-grpc@v1.5.1
 	./rpc/generate.sh
+	./internal/hadoop/generate.sh
 	./yarn/generate.sh
 
 clean:

@@ -14,7 +14,7 @@ import (
 	"github.com/colinmarc/hdfs/v2"
 	"google.golang.org/protobuf/encoding/protowire"
 
-	"github.com/tidestream/tide/yarn/ipc"
+	"github.com/tidestream/tide/internal/hadoop/ipc"
 )
 
 // fakeRemote is a namenode exception as colinmarc/hdfs reports it.

@@ -12,7 +12,7 @@ import (
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/types/known/emptypb"
 
-	"github.com/tidestream/tide/yarn/ipc"
+	"github.com/tidestream/tide/internal/hadoop/ipc"
 )
 
 // clientProtocol is the namenode's RPC protocol for file system clients.

@@ -7,7 +7,7 @@ import (
 
 	"github.com/tidestream/tide/conf"
 	"github.com/tidestream/tide/internal/clusterauth"
-	"github.com/tidestream/tide/yarn/security"
+	"github.com/tidestream/tide/internal/hadoop/security"
 )
 
 // internalSecret is the secret of the AM-TaskManager RPC and the data plane: from

@@ -8,7 +8,7 @@ import (
 
 	"github.com/tidestream/tide/conf"
 	"github.com/tidestream/tide/internal/clusterauth"
-	"github.com/tidestream/tide/yarn/security"
+	"github.com/tidestream/tide/internal/hadoop/security"
 )
 
 // TestInternalSecretSources: the keys win; in a YARN container without them the secret comes

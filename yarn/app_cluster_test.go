@@ -9,7 +9,7 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
-	"github.com/tidestream/tide/yarn/security"
+	"github.com/tidestream/tide/internal/hadoop/security"
 	"github.com/tidestream/tide/yarn/yarnpb"
 )
 

@@ -8,7 +8,7 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
-	"github.com/tidestream/tide/yarn/ipc"
+	"github.com/tidestream/tide/internal/hadoop/ipc"
 	"github.com/tidestream/tide/yarn/yarnpb"
 )
 

@@ -1,5 +1,5 @@
 // Package yarn talks to Apache Hadoop YARN without Java: typed clients for the three
-// protocols a per-job application needs, over tide's own Hadoop IPC client (yarn/ipc).
+// protocols a per-job application needs, over tide's own Hadoop IPC client (internal/hadoop/ipc, which storage/ also uses for lease recovery).
 //
 //	tide run ──ClientRM──► ResourceManager client port (SIMPLE auth)
 //	                         getNewApplication, submitApplication, getApplicationReport, …

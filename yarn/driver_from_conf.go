@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"github.com/tidestream/tide/conf"
+	"github.com/tidestream/tide/internal/hadoop/security"
 	"github.com/tidestream/tide/storage"
-	"github.com/tidestream/tide/yarn/security"
 )
 
 // Keys of the YARN driver, read from the configuration the AM runs with; conf/options.go

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/tidestream/tide/yarn/ipc"
+	"github.com/tidestream/tide/internal/hadoop/ipc"
 )
 
 var (

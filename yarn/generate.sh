@@ -10,4 +10,4 @@ done
 rm -f yarn/yarnpb/*.pb.go
 protoc --proto_path=. \
   --go_out=. --go_opt=module=github.com/tidestream/tide \
-  yarn/proto/hadoop_rpc.proto yarn/proto/yarn_protos.proto yarn/proto/yarn_service_protos.proto
+  yarn/proto/yarn_protos.proto yarn/proto/yarn_service_protos.proto

@@ -10,7 +10,7 @@ import (
 	"github.com/hashicorp/go-multierror"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/tidestream/tide/yarn/ipc"
+	"github.com/tidestream/tide/internal/hadoop/ipc"
 	"github.com/tidestream/tide/yarn/yarnpb"
 )
 

@@ -3,7 +3,7 @@ package yarn
 import (
 	"sync"
 
-	"github.com/tidestream/tide/yarn/security"
+	"github.com/tidestream/tide/internal/hadoop/security"
 	"github.com/tidestream/tide/yarn/yarnpb"
 )
 

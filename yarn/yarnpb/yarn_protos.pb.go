@@ -11,6 +11,7 @@
 package yarnpb
 
 import (
+	hadooppb "github.com/tidestream/tide/internal/hadoop/hadooppb"
 	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
 	reflect "reflect"
@@ -1189,7 +1190,7 @@ type ContainerProto struct {
 	NodeHttpAddress     *string                `protobuf:"bytes,3,opt,name=node_http_address,json=nodeHttpAddress" json:"node_http_address,omitempty"`
 	Resource            *ResourceProto         `protobuf:"bytes,4,opt,name=resource" json:"resource,omitempty"`
 	Priority            *PriorityProto         `protobuf:"bytes,5,opt,name=priority" json:"priority,omitempty"`
-	ContainerToken      *TokenProto            `protobuf:"bytes,6,opt,name=container_token,json=containerToken" json:"container_token,omitempty"`
+	ContainerToken      *hadooppb.TokenProto   `protobuf:"bytes,6,opt,name=container_token,json=containerToken" json:"container_token,omitempty"`
 	ExecutionType       *ExecutionTypeProto    `protobuf:"varint,7,opt,name=execution_type,json=executionType,enum=tide.hadoop.yarn.ExecutionTypeProto,def=1" json:"execution_type,omitempty"`
 	AllocationRequestId *int64                 `protobuf:"varint,8,opt,name=allocation_request_id,json=allocationRequestId,def=-1" json:"allocation_request_id,omitempty"`
 	Version             *int32                 `protobuf:"varint,9,opt,name=version,def=0" json:"version,omitempty"`
@@ -1270,7 +1271,7 @@ func (x *ContainerProto) GetPriority() *PriorityProto {
 	return nil
 }
 
-func (x *ContainerProto) GetContainerToken() *TokenProto {
+func (x *ContainerProto) GetContainerToken() *hadooppb.TokenProto {
 	if x != nil {
 		return x.ContainerToken
 	}
@@ -1437,7 +1438,7 @@ type ApplicationReportProto struct {
 	Name                        *string                              `protobuf:"bytes,4,opt,name=name" json:"name,omitempty"`
 	Host                        *string                              `protobuf:"bytes,5,opt,name=host" json:"host,omitempty"`
 	RpcPort                     *int32                               `protobuf:"varint,6,opt,name=rpc_port,json=rpcPort" json:"rpc_port,omitempty"`
-	ClientToAmToken             *TokenProto                          `protobuf:"bytes,7,opt,name=client_to_am_token,json=clientToAmToken" json:"client_to_am_token,omitempty"`
+	ClientToAmToken             *hadooppb.TokenProto                 `protobuf:"bytes,7,opt,name=client_to_am_token,json=clientToAmToken" json:"client_to_am_token,omitempty"`
 	YarnApplicationState        *YarnApplicationStateProto           `protobuf:"varint,8,opt,name=yarn_application_state,json=yarnApplicationState,enum=tide.hadoop.yarn.YarnApplicationStateProto" json:"yarn_application_state,omitempty"`
 	TrackingUrl                 *string                              `protobuf:"bytes,9,opt,name=trackingUrl" json:"trackingUrl,omitempty"`
 	Diagnostics                 *string                              `protobuf:"bytes,10,opt,name=diagnostics,def=N/A" json:"diagnostics,omitempty"`
@@ -1449,7 +1450,7 @@ type ApplicationReportProto struct {
 	CurrentApplicationAttemptId *ApplicationAttemptIdProto           `protobuf:"bytes,16,opt,name=currentApplicationAttemptId" json:"currentApplicationAttemptId,omitempty"`
 	Progress                    *float32                             `protobuf:"fixed32,17,opt,name=progress" json:"progress,omitempty"`
 	ApplicationType             *string                              `protobuf:"bytes,18,opt,name=applicationType" json:"applicationType,omitempty"`
-	AmRmToken                   *TokenProto                          `protobuf:"bytes,19,opt,name=am_rm_token,json=amRmToken" json:"am_rm_token,omitempty"`
+	AmRmToken                   *hadooppb.TokenProto                 `protobuf:"bytes,19,opt,name=am_rm_token,json=amRmToken" json:"am_rm_token,omitempty"`
 	ApplicationTags             []string                             `protobuf:"bytes,20,rep,name=applicationTags" json:"applicationTags,omitempty"`
 	UnmanagedApplication        *bool                                `protobuf:"varint,22,opt,name=unmanaged_application,json=unmanagedApplication,def=0" json:"unmanaged_application,omitempty"`
 	Priority                    *PriorityProto                       `protobuf:"bytes,23,opt,name=priority" json:"priority,omitempty"`
@@ -1539,7 +1540,7 @@ func (x *ApplicationReportProto) GetRpcPort() int32 {
 	return 0
 }
 
-func (x *ApplicationReportProto) GetClientToAmToken() *TokenProto {
+func (x *ApplicationReportProto) GetClientToAmToken() *hadooppb.TokenProto {
 	if x != nil {
 		return x.ClientToAmToken
 	}
@@ -1623,7 +1624,7 @@ func (x *ApplicationReportProto) GetApplicationType() string {
 	return ""
 }
 
-func (x *ApplicationReportProto) GetAmRmToken() *TokenProto {
+func (x *ApplicationReportProto) GetAmRmToken() *hadooppb.TokenProto {
 	if x != nil {
 		return x.AmRmToken
 	}
@@ -3251,7 +3252,7 @@ var File_yarn_proto_yarn_protos_proto protoreflect.FileDescriptor
 
 const file_yarn_proto_yarn_protos_proto_rawDesc = "" +
 	"\n" +
-	"\x1cyarn/proto/yarn_protos.proto\x12\x10tide.hadoop.yarn\x1a\x1byarn/proto/hadoop_rpc.proto\"\xab\x01\n" +
+	"\x1cyarn/proto/yarn_protos.proto\x12\x10tide.hadoop.yarn\x1a&internal/hadoop/proto/hadoop_rpc.proto\"\xab\x01\n" +
 	"\x18SerializedExceptionProto\x12\x18\n" +
 	"\amessage\x18\x01 \x01(\tR\amessage\x12\x14\n" +
 	"\x05trace\x18\x02 \x01(\tR\x05trace\x12\x1d\n" +
@@ -3611,7 +3612,7 @@ var file_yarn_proto_yarn_protos_proto_goTypes = []any{
 	(*ApplicationSubmissionContextProto)(nil),   // 40: tide.hadoop.yarn.ApplicationSubmissionContextProto
 	(*YarnClusterMetricsProto)(nil),             // 41: tide.hadoop.yarn.YarnClusterMetricsProto
 	(*QueueInfoProto)(nil),                      // 42: tide.hadoop.yarn.QueueInfoProto
-	(*TokenProto)(nil),                          // 43: tide.hadoop.common.TokenProto
+	(*hadooppb.TokenProto)(nil),                 // 43: tide.hadoop.common.TokenProto
 }
 var file_yarn_proto_yarn_protos_proto_depIdxs = []int32{
 	12, // 0: tide.hadoop.yarn.SerializedExceptionProto.cause:type_name -> tide.hadoop.yarn.SerializedExceptionProto
@@ -3687,7 +3688,6 @@ func file_yarn_proto_yarn_protos_proto_init() {
 	if File_yarn_proto_yarn_protos_proto != nil {
 		return
 	}
-	file_yarn_proto_hadoop_rpc_proto_init()
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{

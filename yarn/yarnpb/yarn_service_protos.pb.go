@@ -1,6 +1,6 @@
 // tide's own definitions of the YARN request and response messages it sends and reads (a
 // subset of Hadoop's yarn_service_protos.proto), with the upstream field numbers and defaults.
-// The RPC services themselves are not declared: Hadoop IPC is not gRPC; tide's yarn/ipc client
+// The RPC services themselves are not declared: Hadoop IPC is not gRPC; tide's internal/hadoop/ipc client
 // carries these messages with the method names of ApplicationClientProtocol,
 // ApplicationMasterProtocol and ContainerManagementProtocol.
 
@@ -13,6 +13,7 @@
 package yarnpb
 
 import (
+	hadooppb "github.com/tidestream/tide/internal/hadoop/hadooppb"
 	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
 	reflect "reflect"
@@ -431,7 +432,7 @@ func (x *AllocateRequestProto) GetTrackingUrl() string {
 type NMTokenProto struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	NodeId        *NodeIdProto           `protobuf:"bytes,1,opt,name=nodeId" json:"nodeId,omitempty"`
-	Token         *TokenProto            `protobuf:"bytes,2,opt,name=token" json:"token,omitempty"`
+	Token         *hadooppb.TokenProto   `protobuf:"bytes,2,opt,name=token" json:"token,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -473,7 +474,7 @@ func (x *NMTokenProto) GetNodeId() *NodeIdProto {
 	return nil
 }
 
-func (x *NMTokenProto) GetToken() *TokenProto {
+func (x *NMTokenProto) GetToken() *hadooppb.TokenProto {
 	if x != nil {
 		return x.Token
 	}
@@ -491,7 +492,7 @@ type AllocateResponseProto struct {
 	NumClusterNodes                *int32                  `protobuf:"varint,7,opt,name=num_cluster_nodes,json=numClusterNodes" json:"num_cluster_nodes,omitempty"`
 	Preempt                        *PreemptionMessageProto `protobuf:"bytes,8,opt,name=preempt" json:"preempt,omitempty"`
 	NmTokens                       []*NMTokenProto         `protobuf:"bytes,9,rep,name=nm_tokens,json=nmTokens" json:"nm_tokens,omitempty"`
-	AmRmToken                      *TokenProto             `protobuf:"bytes,12,opt,name=am_rm_token,json=amRmToken" json:"am_rm_token,omitempty"`
+	AmRmToken                      *hadooppb.TokenProto    `protobuf:"bytes,12,opt,name=am_rm_token,json=amRmToken" json:"am_rm_token,omitempty"`
 	ApplicationPriority            *PriorityProto          `protobuf:"bytes,13,opt,name=application_priority,json=applicationPriority" json:"application_priority,omitempty"`
 	ContainersFromPreviousAttempts []*ContainerProto       `protobuf:"bytes,17,rep,name=containers_from_previous_attempts,json=containersFromPreviousAttempts" json:"containers_from_previous_attempts,omitempty"`
 	unknownFields                  protoimpl.UnknownFields
@@ -591,7 +592,7 @@ func (x *AllocateResponseProto) GetNmTokens() []*NMTokenProto {
 	return nil
 }
 
-func (x *AllocateResponseProto) GetAmRmToken() *TokenProto {
+func (x *AllocateResponseProto) GetAmRmToken() *hadooppb.TokenProto {
 	if x != nil {
 		return x.AmRmToken
 	}
@@ -1252,7 +1253,7 @@ func (x *GetQueueInfoResponseProto) GetQueueInfo() *QueueInfoProto {
 type StartContainerRequestProto struct {
 	state                  protoimpl.MessageState       `protogen:"open.v1"`
 	ContainerLaunchContext *ContainerLaunchContextProto `protobuf:"bytes,1,opt,name=container_launch_context,json=containerLaunchContext" json:"container_launch_context,omitempty"`
-	ContainerToken         *TokenProto                  `protobuf:"bytes,2,opt,name=container_token,json=containerToken" json:"container_token,omitempty"`
+	ContainerToken         *hadooppb.TokenProto         `protobuf:"bytes,2,opt,name=container_token,json=containerToken" json:"container_token,omitempty"`
 	unknownFields          protoimpl.UnknownFields
 	sizeCache              protoimpl.SizeCache
 }
@@ -1294,7 +1295,7 @@ func (x *StartContainerRequestProto) GetContainerLaunchContext() *ContainerLaunc
 	return nil
 }
 
-func (x *StartContainerRequestProto) GetContainerToken() *TokenProto {
+func (x *StartContainerRequestProto) GetContainerToken() *hadooppb.TokenProto {
 	if x != nil {
 		return x.ContainerToken
 	}
@@ -1653,7 +1654,7 @@ var File_yarn_proto_yarn_service_protos_proto protoreflect.FileDescriptor
 
 const file_yarn_proto_yarn_service_protos_proto_rawDesc = "" +
 	"\n" +
-	"$yarn/proto/yarn_service_protos.proto\x12\x10tide.hadoop.yarn\x1a\x1byarn/proto/hadoop_rpc.proto\x1a\x1cyarn/proto/yarn_protos.proto\"y\n" +
+	"$yarn/proto/yarn_service_protos.proto\x12\x10tide.hadoop.yarn\x1a&internal/hadoop/proto/hadoop_rpc.proto\x1a\x1cyarn/proto/yarn_protos.proto\"y\n" +
 	"%RegisterApplicationMasterRequestProto\x12\x12\n" +
 	"\x04host\x18\x01 \x01(\tR\x04host\x12\x19\n" +
 	"\brpc_port\x18\x02 \x01(\x05R\arpcPort\x12!\n" +
@@ -1809,7 +1810,7 @@ var file_yarn_proto_yarn_service_protos_proto_goTypes = []any{
 	(*ContainerIdProto)(nil),                       // 35: tide.hadoop.yarn.ContainerIdProto
 	(*ResourceBlacklistRequestProto)(nil),          // 36: tide.hadoop.yarn.ResourceBlacklistRequestProto
 	(*NodeIdProto)(nil),                            // 37: tide.hadoop.yarn.NodeIdProto
-	(*TokenProto)(nil),                             // 38: tide.hadoop.common.TokenProto
+	(*hadooppb.TokenProto)(nil),                    // 38: tide.hadoop.common.TokenProto
 	(AMCommandProto)(0),                            // 39: tide.hadoop.yarn.AMCommandProto
 	(*ContainerStatusProto)(nil),                   // 40: tide.hadoop.yarn.ContainerStatusProto
 	(*NodeReportProto)(nil),                        // 41: tide.hadoop.yarn.NodeReportProto
@@ -1883,7 +1884,6 @@ func file_yarn_proto_yarn_service_protos_proto_init() {
 	if File_yarn_proto_yarn_service_protos_proto != nil {
 		return
 	}
-	file_yarn_proto_hadoop_rpc_proto_init()
 	file_yarn_proto_yarn_protos_proto_init()
 	type x struct{}
 	out := protoimpl.TypeBuilder{

@@ -13,7 +13,7 @@ import (
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/tidestream/tide/yarn/yarnpb"
+	"github.com/tidestream/tide/internal/hadoop/hadooppb"
 )
 
 // sampleTokenFile is the 69-byte NodeManager-written AM token file annotated in the YARN
@@ -51,9 +51,9 @@ func TestParseCredentialsSample(t *testing.T) {
 }
 
 func TestParseCredentialsProtobuf(t *testing.T) {
-	p := &yarnpb.CredentialsProto{
-		Tokens:  []*yarnpb.CredentialsKVProto{{Alias: proto.String("a"), Token: Token{Identifier: []byte{1}, Password: []byte{2}, Kind: KindNMToken, Service: "h:1"}.Proto()}},
-		Secrets: []*yarnpb.CredentialsKVProto{{Alias: proto.String("s"), Secret: []byte("xyz")}},
+	p := &hadooppb.CredentialsProto{
+		Tokens:  []*hadooppb.CredentialsKVProto{{Alias: proto.String("a"), Token: Token{Identifier: []byte{1}, Password: []byte{2}, Kind: KindNMToken, Service: "h:1"}.Proto()}},
+		Secrets: []*hadooppb.CredentialsKVProto{{Alias: proto.String("s"), Secret: []byte("xyz")}},
 	}
 	body, err := proto.Marshal(p)
 	if err != nil {

@@ -13,8 +13,8 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
-	"github.com/tidestream/tide/yarn/security"
-	"github.com/tidestream/tide/yarn/yarnpb"
+	"github.com/tidestream/tide/internal/hadoop/hadooppb"
+	"github.com/tidestream/tide/internal/hadoop/security"
 )
 
 // ErrUnreachable is wrapped by errors from calls that could not connect to the server.
@@ -122,7 +122,7 @@ func (c *Client) Call(ctx context.Context, method string, req, resp proto.Messag
 	frameFor := func(id int32) ([]byte, error) {
 		return encodeFrame(
 			requestHeader(id, c.clientID, 0),
-			&yarnpb.RequestHeaderProto{
+			&hadooppb.RequestHeaderProto{
 				MethodName:                 proto.String(method),
 				DeclaringClassProtocolName: proto.String(c.cfg.Protocol),
 				ClientProtocolVersion:      proto.Uint64(1),
@@ -174,7 +174,7 @@ func (c *Client) finish(method string, r result, resp proto.Message) error {
 		}
 		return fmt.Errorf("%s %s: %w", c.cfg.Addr, method, r.err)
 	}
-	if r.header.GetStatus() != yarnpb.RpcResponseHeaderProto_SUCCESS {
+	if r.header.GetStatus() != hadooppb.RpcResponseHeaderProto_SUCCESS {
 		return remoteErrorFrom(r.header, method)
 	}
 	if err := proto.Unmarshal(r.payload, resp); err != nil {
@@ -238,7 +238,7 @@ func (c *Client) handshake(nc net.Conn) error {
 	if _, err := nc.Write(preamble(c.token != nil)); err != nil {
 		return fmt.Errorf("sending the preamble: %w", err)
 	}
-	user := &yarnpb.UserInformationProto{}
+	user := &hadooppb.UserInformationProto{}
 	if c.token != nil {
 		if err := saslExchange(nc, *c.token); err != nil {
 			return err
@@ -246,7 +246,7 @@ func (c *Client) handshake(nc net.Conn) error {
 	} else {
 		user.EffectiveUser = proto.String(c.cfg.User)
 	}
-	frame, err := encodeFrame(requestHeader(callIDConnectionContext, c.clientID, -1), &yarnpb.IpcConnectionContextProto{
+	frame, err := encodeFrame(requestHeader(callIDConnectionContext, c.clientID, -1), &hadooppb.IpcConnectionContextProto{
 		UserInfo: user,
 		Protocol: proto.String(c.cfg.Protocol),
 	})

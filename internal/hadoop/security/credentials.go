@@ -10,7 +10,7 @@ import (
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/tidestream/tide/yarn/yarnpb"
+	"github.com/tidestream/tide/internal/hadoop/hadooppb"
 )
 
 // TokenFileEnv names the environment variable pointing at a container's credentials file.
@@ -208,7 +208,7 @@ func parseProtobuf(data []byte) (*Credentials, error) {
 	if n != uint64(len(data)) {
 		return nil, fmt.Errorf("credentials: protobuf body claims %d bytes, file has %d", n, len(data))
 	}
-	var p yarnpb.CredentialsProto
+	var p hadooppb.CredentialsProto
 	if err := proto.Unmarshal(data, &p); err != nil {
 		return nil, fmt.Errorf("credentials: decoding protobuf body: %w", err)
 	}

@@ -6,8 +6,8 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
-	"github.com/tidestream/tide/yarn/security"
-	"github.com/tidestream/tide/yarn/yarnpb"
+	"github.com/tidestream/tide/internal/hadoop/hadooppb"
+	"github.com/tidestream/tide/internal/hadoop/security"
 )
 
 const (
@@ -19,7 +19,7 @@ const (
 // saslExchange runs Hadoop's SASL negotiation for the TOKEN method over rw, after the preamble
 // with auth byte 0xDF has been written. It returns once the server says SUCCESS.
 func saslExchange(rw io.ReadWriter, tok security.Token) error {
-	if err := writeSASL(rw, &yarnpb.RpcSaslProto{State: yarnpb.RpcSaslProto_NEGOTIATE.Enum()}); err != nil {
+	if err := writeSASL(rw, &hadooppb.RpcSaslProto{State: hadooppb.RpcSaslProto_NEGOTIATE.Enum()}); err != nil {
 		return err
 	}
 	var mech *digestMD5
@@ -29,7 +29,7 @@ func saslExchange(rw io.ReadWriter, tok security.Token) error {
 			return err
 		}
 		switch msg.GetState() {
-		case yarnpb.RpcSaslProto_NEGOTIATE:
+		case hadooppb.RpcSaslProto_NEGOTIATE:
 			if mech != nil {
 				return fmt.Errorf("sasl: server sent NEGOTIATE twice")
 			}
@@ -49,20 +49,20 @@ func saslExchange(rw io.ReadWriter, tok security.Token) error {
 			}
 			// The server checks that the chosen auth equals one it advertised, field presence
 			// included, in its copy without the challenge.
-			chosen := &yarnpb.RpcSaslProto_SaslAuth{
+			chosen := &hadooppb.RpcSaslProto_SaslAuth{
 				Method:    auth.Method,
 				Mechanism: auth.Mechanism,
 				Protocol:  auth.Protocol,
 				ServerId:  auth.ServerId,
 			}
-			if err := writeSASL(rw, &yarnpb.RpcSaslProto{
-				State: yarnpb.RpcSaslProto_INITIATE.Enum(),
+			if err := writeSASL(rw, &hadooppb.RpcSaslProto{
+				State: hadooppb.RpcSaslProto_INITIATE.Enum(),
 				Token: token,
-				Auths: []*yarnpb.RpcSaslProto_SaslAuth{chosen},
+				Auths: []*hadooppb.RpcSaslProto_SaslAuth{chosen},
 			}); err != nil {
 				return err
 			}
-		case yarnpb.RpcSaslProto_CHALLENGE:
+		case hadooppb.RpcSaslProto_CHALLENGE:
 			if mech == nil {
 				return fmt.Errorf("sasl: CHALLENGE before NEGOTIATE")
 			}
@@ -70,10 +70,10 @@ func saslExchange(rw io.ReadWriter, tok security.Token) error {
 			if err != nil {
 				return fmt.Errorf("sasl: %w", err)
 			}
-			if err := writeSASL(rw, &yarnpb.RpcSaslProto{State: yarnpb.RpcSaslProto_RESPONSE.Enum(), Token: resp}); err != nil {
+			if err := writeSASL(rw, &hadooppb.RpcSaslProto{State: hadooppb.RpcSaslProto_RESPONSE.Enum(), Token: resp}); err != nil {
 				return err
 			}
-		case yarnpb.RpcSaslProto_SUCCESS:
+		case hadooppb.RpcSaslProto_SUCCESS:
 			if mech == nil {
 				// A SIMPLE-only server accepts anyone; nothing to prove.
 				return nil
@@ -92,7 +92,7 @@ func saslExchange(rw io.ReadWriter, tok security.Token) error {
 }
 
 // pickTokenAuth selects the TOKEN/DIGEST-MD5 entry the server offers.
-func pickTokenAuth(auths []*yarnpb.RpcSaslProto_SaslAuth) (*yarnpb.RpcSaslProto_SaslAuth, error) {
+func pickTokenAuth(auths []*hadooppb.RpcSaslProto_SaslAuth) (*hadooppb.RpcSaslProto_SaslAuth, error) {
 	offered := make([]string, 0, len(auths))
 	for _, a := range auths {
 		if a.GetMethod() == saslMethodToken && a.GetMechanism() == saslMechanismMD5 {
@@ -103,7 +103,7 @@ func pickTokenAuth(auths []*yarnpb.RpcSaslProto_SaslAuth) (*yarnpb.RpcSaslProto_
 	return nil, fmt.Errorf("sasl: server offers %q, not %s/%s", offered, saslMethodToken, saslMechanismMD5)
 }
 
-func writeSASL(w io.Writer, m *yarnpb.RpcSaslProto) error {
+func writeSASL(w io.Writer, m *hadooppb.RpcSaslProto) error {
 	h := requestHeader(callIDSASL, []byte{}, -1)
 	frame, err := encodeFrame(h, m)
 	if err != nil {
@@ -115,7 +115,7 @@ func writeSASL(w io.Writer, m *yarnpb.RpcSaslProto) error {
 	return nil
 }
 
-func readSASL(r io.Reader) (*yarnpb.RpcSaslProto, error) {
+func readSASL(r io.Reader) (*hadooppb.RpcSaslProto, error) {
 	body, err := readFrame(r)
 	if err != nil {
 		return nil, fmt.Errorf("sasl: reading the server's reply: %w", err)
@@ -124,13 +124,13 @@ func readSASL(r io.Reader) (*yarnpb.RpcSaslProto, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sasl: %w", err)
 	}
-	if h.GetStatus() != yarnpb.RpcResponseHeaderProto_SUCCESS {
+	if h.GetStatus() != hadooppb.RpcResponseHeaderProto_SUCCESS {
 		return nil, fmt.Errorf("sasl: %w", remoteErrorFrom(h, ""))
 	}
 	if id := int32(h.GetCallId()); id != callIDSASL {
 		return nil, fmt.Errorf("sasl: reply has call id %d, want %d", id, callIDSASL)
 	}
-	m := &yarnpb.RpcSaslProto{}
+	m := &hadooppb.RpcSaslProto{}
 	if err := proto.Unmarshal(payload, m); err != nil {
 		return nil, fmt.Errorf("sasl: decoding the server's RpcSaslProto: %w", err)
 	}

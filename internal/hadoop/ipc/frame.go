@@ -9,7 +9,7 @@ import (
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/tidestream/tide/yarn/yarnpb"
+	"github.com/tidestream/tide/internal/hadoop/hadooppb"
 )
 
 // MaxFrameSize bounds a response frame; Hadoop's own default (ipc.maximum.response.length) is
@@ -90,7 +90,7 @@ func splitDelimited(body []byte) ([][]byte, error) {
 
 // decodeResponse parses a response frame body into its header and, when present, the raw
 // payload (the response message or RpcSaslProto).
-func decodeResponse(body []byte) (*yarnpb.RpcResponseHeaderProto, []byte, error) {
+func decodeResponse(body []byte) (*hadooppb.RpcResponseHeaderProto, []byte, error) {
 	parts, err := splitDelimited(body)
 	if err != nil {
 		return nil, nil, err
@@ -98,7 +98,7 @@ func decodeResponse(body []byte) (*yarnpb.RpcResponseHeaderProto, []byte, error)
 	if len(parts) == 0 || len(parts) > 2 {
 		return nil, nil, fmt.Errorf("hadoop ipc: response frame has %d parts, want a header and at most one payload", len(parts))
 	}
-	h := &yarnpb.RpcResponseHeaderProto{}
+	h := &hadooppb.RpcResponseHeaderProto{}
 	if err := proto.Unmarshal(parts[0], h); err != nil {
 		return nil, nil, fmt.Errorf("hadoop ipc: decoding the response header: %w", err)
 	}
@@ -110,10 +110,10 @@ func decodeResponse(body []byte) (*yarnpb.RpcResponseHeaderProto, []byte, error)
 }
 
 // requestHeader is the RpcRequestHeaderProto of a call.
-func requestHeader(callID int32, clientID []byte, retry int32) *yarnpb.RpcRequestHeaderProto {
-	return &yarnpb.RpcRequestHeaderProto{
-		RpcKind:    yarnpb.RpcKindProto_RPC_PROTOCOL_BUFFER.Enum(),
-		RpcOp:      yarnpb.RpcRequestHeaderProto_RPC_FINAL_PACKET.Enum(),
+func requestHeader(callID int32, clientID []byte, retry int32) *hadooppb.RpcRequestHeaderProto {
+	return &hadooppb.RpcRequestHeaderProto{
+		RpcKind:    hadooppb.RpcKindProto_RPC_PROTOCOL_BUFFER.Enum(),
+		RpcOp:      hadooppb.RpcRequestHeaderProto_RPC_FINAL_PACKET.Enum(),
 		CallId:     proto.Int32(callID),
 		ClientId:   clientID,
 		RetryCount: proto.Int32(retry),

@@ -7,12 +7,12 @@ import (
 	"sync"
 	"time"
 
-	"github.com/tidestream/tide/yarn/yarnpb"
+	"github.com/tidestream/tide/internal/hadoop/hadooppb"
 )
 
 // result is what the read loop hands to a waiting call.
 type result struct {
-	header  *yarnpb.RpcResponseHeaderProto
+	header  *hadooppb.RpcResponseHeaderProto
 	payload []byte
 	err     error
 }
@@ -122,7 +122,7 @@ func (c *conn) readLoop() {
 			return
 		}
 		id := int32(h.GetCallId())
-		if h.GetStatus() == yarnpb.RpcResponseHeaderProto_FATAL {
+		if h.GetStatus() == hadooppb.RpcResponseHeaderProto_FATAL {
 			// The server closes the connection after a fatal error; every call on it is lost.
 			c.fail(remoteErrorFrom(h, ""))
 			return

@@ -4,7 +4,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/tidestream/tide/yarn/yarnpb"
+	"github.com/tidestream/tide/internal/hadoop/hadooppb"
 )
 
 // ErrConnectionLost is wrapped by call errors when the connection broke while the call was in
@@ -18,7 +18,7 @@ type RemoteError struct {
 	Class   string // Java exception class, e.g. org.apache.hadoop.yarn.exceptions.YarnException
 	Message string
 	// Detail is the server's error code, e.g. FATAL_UNAUTHORIZED.
-	Detail yarnpb.RpcResponseHeaderProto_RpcErrorCodeProto
+	Detail hadooppb.RpcResponseHeaderProto_RpcErrorCodeProto
 	// Fatal is true when the server closed the connection after the error.
 	Fatal bool
 }
@@ -46,12 +46,12 @@ func IsRemoteClass(err error, class string) bool {
 }
 
 // remoteErrorFrom builds the error for a non-SUCCESS response header.
-func remoteErrorFrom(h *yarnpb.RpcResponseHeaderProto, method string) *RemoteError {
+func remoteErrorFrom(h *hadooppb.RpcResponseHeaderProto, method string) *RemoteError {
 	return &RemoteError{
 		Method:  method,
 		Class:   h.GetExceptionClassName(),
 		Message: h.GetErrorMsg(),
 		Detail:  h.GetErrorDetail(),
-		Fatal:   h.GetStatus() == yarnpb.RpcResponseHeaderProto_FATAL,
+		Fatal:   h.GetStatus() == hadooppb.RpcResponseHeaderProto_FATAL,
 	}
 }

@@ -10,6 +10,7 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/tidestream/tide/internal/hadoop/hadooppb"
 	"github.com/tidestream/tide/yarn/yarnpb"
 )
 
@@ -52,7 +53,7 @@ func TestRequestHeaderBytes(t *testing.T) {
 }
 
 func TestEncodeFrameLayout(t *testing.T) {
-	h := &yarnpb.RequestHeaderProto{
+	h := &hadooppb.RequestHeaderProto{
 		MethodName:                 proto.String("getNewApplication"),
 		DeclaringClassProtocolName: proto.String("p"),
 		ClientProtocolVersion:      proto.Uint64(1),
@@ -86,17 +87,17 @@ func TestDecodeResponse(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if int32(h.GetCallId()) != -33 || h.GetStatus() != yarnpb.RpcResponseHeaderProto_SUCCESS || h.GetServerIpcVersionNum() != 9 {
+	if int32(h.GetCallId()) != -33 || h.GetStatus() != hadooppb.RpcResponseHeaderProto_SUCCESS || h.GetServerIpcVersionNum() != 9 {
 		t.Errorf("header = %v", h)
 	}
 	if hex.EncodeToString(p) != payload {
 		t.Errorf("payload = %x", p)
 	}
 	// An error header alone, no payload.
-	eh, _ := proto.Marshal(&yarnpb.RpcResponseHeaderProto{
-		CallId: proto.Uint32(7), Status: yarnpb.RpcResponseHeaderProto_ERROR.Enum(),
+	eh, _ := proto.Marshal(&hadooppb.RpcResponseHeaderProto{
+		CallId: proto.Uint32(7), Status: hadooppb.RpcResponseHeaderProto_ERROR.Enum(),
 		ExceptionClassName: proto.String("java.io.IOException"), ErrorMsg: proto.String("boom"),
-		ErrorDetail: yarnpb.RpcResponseHeaderProto_ERROR_APPLICATION.Enum(),
+		ErrorDetail: hadooppb.RpcResponseHeaderProto_ERROR_APPLICATION.Enum(),
 	})
 	h, p, err = decodeResponse(append([]byte{byte(len(eh))}, eh...))
 	if err != nil || p != nil {
@@ -167,7 +168,7 @@ func FuzzDecodeResponse(f *testing.F) {
 		if _, err := proto.Marshal(h); err != nil && h.CallId != nil && h.Status != nil {
 			t.Fatalf("decoded header does not re-encode: %v", err)
 		}
-		if h.GetStatus() != yarnpb.RpcResponseHeaderProto_SUCCESS {
+		if h.GetStatus() != hadooppb.RpcResponseHeaderProto_SUCCESS {
 			_ = remoteErrorFrom(h, "fuzz").Error()
 		}
 		if len(payload) > len(data) {

@@ -7,9 +7,9 @@
 // versions:
 // 	protoc-gen-go v1.36.12
 // 	protoc        v3.21.12
-// source: yarn/proto/hadoop_rpc.proto
+// source: internal/hadoop/proto/hadoop_rpc.proto
 
-package yarnpb
+package hadooppb
 
 import (
 	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
@@ -59,11 +59,11 @@ func (x RpcKindProto) String() string {
 }
 
 func (RpcKindProto) Descriptor() protoreflect.EnumDescriptor {
-	return file_yarn_proto_hadoop_rpc_proto_enumTypes[0].Descriptor()
+	return file_internal_hadoop_proto_hadoop_rpc_proto_enumTypes[0].Descriptor()
 }
 
 func (RpcKindProto) Type() protoreflect.EnumType {
-	return &file_yarn_proto_hadoop_rpc_proto_enumTypes[0]
+	return &file_internal_hadoop_proto_hadoop_rpc_proto_enumTypes[0]
 }
 
 func (x RpcKindProto) Number() protoreflect.EnumNumber {
@@ -82,7 +82,7 @@ func (x *RpcKindProto) UnmarshalJSON(b []byte) error {
 
 // Deprecated: Use RpcKindProto.Descriptor instead.
 func (RpcKindProto) EnumDescriptor() ([]byte, []int) {
-	return file_yarn_proto_hadoop_rpc_proto_rawDescGZIP(), []int{0}
+	return file_internal_hadoop_proto_hadoop_rpc_proto_rawDescGZIP(), []int{0}
 }
 
 type RpcRequestHeaderProto_OperationProto int32
@@ -118,11 +118,11 @@ func (x RpcRequestHeaderProto_OperationProto) String() string {
 }
 
 func (RpcRequestHeaderProto_OperationProto) Descriptor() protoreflect.EnumDescriptor {
-	return file_yarn_proto_hadoop_rpc_proto_enumTypes[1].Descriptor()
+	return file_internal_hadoop_proto_hadoop_rpc_proto_enumTypes[1].Descriptor()
 }
 
 func (RpcRequestHeaderProto_OperationProto) Type() protoreflect.EnumType {
-	return &file_yarn_proto_hadoop_rpc_proto_enumTypes[1]
+	return &file_internal_hadoop_proto_hadoop_rpc_proto_enumTypes[1]
 }
 
 func (x RpcRequestHeaderProto_OperationProto) Number() protoreflect.EnumNumber {
@@ -141,7 +141,7 @@ func (x *RpcRequestHeaderProto_OperationProto) UnmarshalJSON(b []byte) error {
 
 // Deprecated: Use RpcRequestHeaderProto_OperationProto.Descriptor instead.
 func (RpcRequestHeaderProto_OperationProto) EnumDescriptor() ([]byte, []int) {
-	return file_yarn_proto_hadoop_rpc_proto_rawDescGZIP(), []int{0, 0}
+	return file_internal_hadoop_proto_hadoop_rpc_proto_rawDescGZIP(), []int{0, 0}
 }
 
 type RpcResponseHeaderProto_RpcStatusProto int32
@@ -177,11 +177,11 @@ func (x RpcResponseHeaderProto_RpcStatusProto) String() string {
 }
 
 func (RpcResponseHeaderProto_RpcStatusProto) Descriptor() protoreflect.EnumDescriptor {
-	return file_yarn_proto_hadoop_rpc_proto_enumTypes[2].Descriptor()
+	return file_internal_hadoop_proto_hadoop_rpc_proto_enumTypes[2].Descriptor()
 }
 
 func (RpcResponseHeaderProto_RpcStatusProto) Type() protoreflect.EnumType {
-	return &file_yarn_proto_hadoop_rpc_proto_enumTypes[2]
+	return &file_internal_hadoop_proto_hadoop_rpc_proto_enumTypes[2]
 }
 
 func (x RpcResponseHeaderProto_RpcStatusProto) Number() protoreflect.EnumNumber {
@@ -200,7 +200,7 @@ func (x *RpcResponseHeaderProto_RpcStatusProto) UnmarshalJSON(b []byte) error {
 
 // Deprecated: Use RpcResponseHeaderProto_RpcStatusProto.Descriptor instead.
 func (RpcResponseHeaderProto_RpcStatusProto) EnumDescriptor() ([]byte, []int) {
-	return file_yarn_proto_hadoop_rpc_proto_rawDescGZIP(), []int{1, 0}
+	return file_internal_hadoop_proto_hadoop_rpc_proto_rawDescGZIP(), []int{1, 0}
 }
 
 type RpcResponseHeaderProto_RpcErrorCodeProto int32
@@ -263,11 +263,11 @@ func (x RpcResponseHeaderProto_RpcErrorCodeProto) String() string {
 }
 
 func (RpcResponseHeaderProto_RpcErrorCodeProto) Descriptor() protoreflect.EnumDescriptor {
-	return file_yarn_proto_hadoop_rpc_proto_enumTypes[3].Descriptor()
+	return file_internal_hadoop_proto_hadoop_rpc_proto_enumTypes[3].Descriptor()
 }
 
 func (RpcResponseHeaderProto_RpcErrorCodeProto) Type() protoreflect.EnumType {
-	return &file_yarn_proto_hadoop_rpc_proto_enumTypes[3]
+	return &file_internal_hadoop_proto_hadoop_rpc_proto_enumTypes[3]
 }
 
 func (x RpcResponseHeaderProto_RpcErrorCodeProto) Number() protoreflect.EnumNumber {
@@ -286,7 +286,7 @@ func (x *RpcResponseHeaderProto_RpcErrorCodeProto) UnmarshalJSON(b []byte) error
 
 // Deprecated: Use RpcResponseHeaderProto_RpcErrorCodeProto.Descriptor instead.
 func (RpcResponseHeaderProto_RpcErrorCodeProto) EnumDescriptor() ([]byte, []int) {
-	return file_yarn_proto_hadoop_rpc_proto_rawDescGZIP(), []int{1, 1}
+	return file_internal_hadoop_proto_hadoop_rpc_proto_rawDescGZIP(), []int{1, 1}
 }
 
 type RpcSaslProto_SaslState int32
@@ -331,11 +331,11 @@ func (x RpcSaslProto_SaslState) String() string {
 }
 
 func (RpcSaslProto_SaslState) Descriptor() protoreflect.EnumDescriptor {
-	return file_yarn_proto_hadoop_rpc_proto_enumTypes[4].Descriptor()
+	return file_internal_hadoop_proto_hadoop_rpc_proto_enumTypes[4].Descriptor()
 }
 
 func (RpcSaslProto_SaslState) Type() protoreflect.EnumType {
-	return &file_yarn_proto_hadoop_rpc_proto_enumTypes[4]
+	return &file_internal_hadoop_proto_hadoop_rpc_proto_enumTypes[4]
 }
 
 func (x RpcSaslProto_SaslState) Number() protoreflect.EnumNumber {
@@ -354,7 +354,7 @@ func (x *RpcSaslProto_SaslState) UnmarshalJSON(b []byte) error {
 
 // Deprecated: Use RpcSaslProto_SaslState.Descriptor instead.
 func (RpcSaslProto_SaslState) EnumDescriptor() ([]byte, []int) {
-	return file_yarn_proto_hadoop_rpc_proto_rawDescGZIP(), []int{2, 0}
+	return file_internal_hadoop_proto_hadoop_rpc_proto_rawDescGZIP(), []int{2, 0}
 }
 
 type RpcRequestHeaderProto struct {
@@ -375,7 +375,7 @@ const (
 
 func (x *RpcRequestHeaderProto) Reset() {
 	*x = RpcRequestHeaderProto{}
-	mi := &file_yarn_proto_hadoop_rpc_proto_msgTypes[0]
+	mi := &file_internal_hadoop_proto_hadoop_rpc_proto_msgTypes[0]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -387,7 +387,7 @@ func (x *RpcRequestHeaderProto) String() string {
 func (*RpcRequestHeaderProto) ProtoMessage() {}
 
 func (x *RpcRequestHeaderProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_proto_hadoop_rpc_proto_msgTypes[0]
+	mi := &file_internal_hadoop_proto_hadoop_rpc_proto_msgTypes[0]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -400,7 +400,7 @@ func (x *RpcRequestHeaderProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RpcRequestHeaderProto.ProtoReflect.Descriptor instead.
 func (*RpcRequestHeaderProto) Descriptor() ([]byte, []int) {
-	return file_yarn_proto_hadoop_rpc_proto_rawDescGZIP(), []int{0}
+	return file_internal_hadoop_proto_hadoop_rpc_proto_rawDescGZIP(), []int{0}
 }
 
 func (x *RpcRequestHeaderProto) GetRpcKind() RpcKindProto {
@@ -460,7 +460,7 @@ const (
 
 func (x *RpcResponseHeaderProto) Reset() {
 	*x = RpcResponseHeaderProto{}
-	mi := &file_yarn_proto_hadoop_rpc_proto_msgTypes[1]
+	mi := &file_internal_hadoop_proto_hadoop_rpc_proto_msgTypes[1]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -472,7 +472,7 @@ func (x *RpcResponseHeaderProto) String() string {
 func (*RpcResponseHeaderProto) ProtoMessage() {}
 
 func (x *RpcResponseHeaderProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_proto_hadoop_rpc_proto_msgTypes[1]
+	mi := &file_internal_hadoop_proto_hadoop_rpc_proto_msgTypes[1]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -485,7 +485,7 @@ func (x *RpcResponseHeaderProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RpcResponseHeaderProto.ProtoReflect.Descriptor instead.
 func (*RpcResponseHeaderProto) Descriptor() ([]byte, []int) {
-	return file_yarn_proto_hadoop_rpc_proto_rawDescGZIP(), []int{1}
+	return file_internal_hadoop_proto_hadoop_rpc_proto_rawDescGZIP(), []int{1}
 }
 
 func (x *RpcResponseHeaderProto) GetCallId() uint32 {
@@ -563,7 +563,7 @@ type RpcSaslProto struct {
 
 func (x *RpcSaslProto) Reset() {
 	*x = RpcSaslProto{}
-	mi := &file_yarn_proto_hadoop_rpc_proto_msgTypes[2]
+	mi := &file_internal_hadoop_proto_hadoop_rpc_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -575,7 +575,7 @@ func (x *RpcSaslProto) String() string {
 func (*RpcSaslProto) ProtoMessage() {}
 
 func (x *RpcSaslProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_proto_hadoop_rpc_proto_msgTypes[2]
+	mi := &file_internal_hadoop_proto_hadoop_rpc_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -588,7 +588,7 @@ func (x *RpcSaslProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RpcSaslProto.ProtoReflect.Descriptor instead.
 func (*RpcSaslProto) Descriptor() ([]byte, []int) {
-	return file_yarn_proto_hadoop_rpc_proto_rawDescGZIP(), []int{2}
+	return file_internal_hadoop_proto_hadoop_rpc_proto_rawDescGZIP(), []int{2}
 }
 
 func (x *RpcSaslProto) GetVersion() uint32 {
@@ -629,7 +629,7 @@ type UserInformationProto struct {
 
 func (x *UserInformationProto) Reset() {
 	*x = UserInformationProto{}
-	mi := &file_yarn_proto_hadoop_rpc_proto_msgTypes[3]
+	mi := &file_internal_hadoop_proto_hadoop_rpc_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -641,7 +641,7 @@ func (x *UserInformationProto) String() string {
 func (*UserInformationProto) ProtoMessage() {}
 
 func (x *UserInformationProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_proto_hadoop_rpc_proto_msgTypes[3]
+	mi := &file_internal_hadoop_proto_hadoop_rpc_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -654,7 +654,7 @@ func (x *UserInformationProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UserInformationProto.ProtoReflect.Descriptor instead.
 func (*UserInformationProto) Descriptor() ([]byte, []int) {
-	return file_yarn_proto_hadoop_rpc_proto_rawDescGZIP(), []int{3}
+	return file_internal_hadoop_proto_hadoop_rpc_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *UserInformationProto) GetEffectiveUser() string {
@@ -681,7 +681,7 @@ type IpcConnectionContextProto struct {
 
 func (x *IpcConnectionContextProto) Reset() {
 	*x = IpcConnectionContextProto{}
-	mi := &file_yarn_proto_hadoop_rpc_proto_msgTypes[4]
+	mi := &file_internal_hadoop_proto_hadoop_rpc_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -693,7 +693,7 @@ func (x *IpcConnectionContextProto) String() string {
 func (*IpcConnectionContextProto) ProtoMessage() {}
 
 func (x *IpcConnectionContextProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_proto_hadoop_rpc_proto_msgTypes[4]
+	mi := &file_internal_hadoop_proto_hadoop_rpc_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -706,7 +706,7 @@ func (x *IpcConnectionContextProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use IpcConnectionContextProto.ProtoReflect.Descriptor instead.
 func (*IpcConnectionContextProto) Descriptor() ([]byte, []int) {
-	return file_yarn_proto_hadoop_rpc_proto_rawDescGZIP(), []int{4}
+	return file_internal_hadoop_proto_hadoop_rpc_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *IpcConnectionContextProto) GetUserInfo() *UserInformationProto {
@@ -735,7 +735,7 @@ type RequestHeaderProto struct {
 
 func (x *RequestHeaderProto) Reset() {
 	*x = RequestHeaderProto{}
-	mi := &file_yarn_proto_hadoop_rpc_proto_msgTypes[5]
+	mi := &file_internal_hadoop_proto_hadoop_rpc_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -747,7 +747,7 @@ func (x *RequestHeaderProto) String() string {
 func (*RequestHeaderProto) ProtoMessage() {}
 
 func (x *RequestHeaderProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_proto_hadoop_rpc_proto_msgTypes[5]
+	mi := &file_internal_hadoop_proto_hadoop_rpc_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -760,7 +760,7 @@ func (x *RequestHeaderProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RequestHeaderProto.ProtoReflect.Descriptor instead.
 func (*RequestHeaderProto) Descriptor() ([]byte, []int) {
-	return file_yarn_proto_hadoop_rpc_proto_rawDescGZIP(), []int{5}
+	return file_internal_hadoop_proto_hadoop_rpc_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *RequestHeaderProto) GetMethodName() string {
@@ -797,7 +797,7 @@ type TokenProto struct {
 
 func (x *TokenProto) Reset() {
 	*x = TokenProto{}
-	mi := &file_yarn_proto_hadoop_rpc_proto_msgTypes[6]
+	mi := &file_internal_hadoop_proto_hadoop_rpc_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -809,7 +809,7 @@ func (x *TokenProto) String() string {
 func (*TokenProto) ProtoMessage() {}
 
 func (x *TokenProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_proto_hadoop_rpc_proto_msgTypes[6]
+	mi := &file_internal_hadoop_proto_hadoop_rpc_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -822,7 +822,7 @@ func (x *TokenProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TokenProto.ProtoReflect.Descriptor instead.
 func (*TokenProto) Descriptor() ([]byte, []int) {
-	return file_yarn_proto_hadoop_rpc_proto_rawDescGZIP(), []int{6}
+	return file_internal_hadoop_proto_hadoop_rpc_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *TokenProto) GetIdentifier() []byte {
@@ -864,7 +864,7 @@ type CredentialsKVProto struct {
 
 func (x *CredentialsKVProto) Reset() {
 	*x = CredentialsKVProto{}
-	mi := &file_yarn_proto_hadoop_rpc_proto_msgTypes[7]
+	mi := &file_internal_hadoop_proto_hadoop_rpc_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -876,7 +876,7 @@ func (x *CredentialsKVProto) String() string {
 func (*CredentialsKVProto) ProtoMessage() {}
 
 func (x *CredentialsKVProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_proto_hadoop_rpc_proto_msgTypes[7]
+	mi := &file_internal_hadoop_proto_hadoop_rpc_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -889,7 +889,7 @@ func (x *CredentialsKVProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CredentialsKVProto.ProtoReflect.Descriptor instead.
 func (*CredentialsKVProto) Descriptor() ([]byte, []int) {
-	return file_yarn_proto_hadoop_rpc_proto_rawDescGZIP(), []int{7}
+	return file_internal_hadoop_proto_hadoop_rpc_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *CredentialsKVProto) GetAlias() string {
@@ -923,7 +923,7 @@ type CredentialsProto struct {
 
 func (x *CredentialsProto) Reset() {
 	*x = CredentialsProto{}
-	mi := &file_yarn_proto_hadoop_rpc_proto_msgTypes[8]
+	mi := &file_internal_hadoop_proto_hadoop_rpc_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -935,7 +935,7 @@ func (x *CredentialsProto) String() string {
 func (*CredentialsProto) ProtoMessage() {}
 
 func (x *CredentialsProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_proto_hadoop_rpc_proto_msgTypes[8]
+	mi := &file_internal_hadoop_proto_hadoop_rpc_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -948,7 +948,7 @@ func (x *CredentialsProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CredentialsProto.ProtoReflect.Descriptor instead.
 func (*CredentialsProto) Descriptor() ([]byte, []int) {
-	return file_yarn_proto_hadoop_rpc_proto_rawDescGZIP(), []int{8}
+	return file_internal_hadoop_proto_hadoop_rpc_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *CredentialsProto) GetTokens() []*CredentialsKVProto {
@@ -978,7 +978,7 @@ type RpcSaslProto_SaslAuth struct {
 
 func (x *RpcSaslProto_SaslAuth) Reset() {
 	*x = RpcSaslProto_SaslAuth{}
-	mi := &file_yarn_proto_hadoop_rpc_proto_msgTypes[9]
+	mi := &file_internal_hadoop_proto_hadoop_rpc_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -990,7 +990,7 @@ func (x *RpcSaslProto_SaslAuth) String() string {
 func (*RpcSaslProto_SaslAuth) ProtoMessage() {}
 
 func (x *RpcSaslProto_SaslAuth) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_proto_hadoop_rpc_proto_msgTypes[9]
+	mi := &file_internal_hadoop_proto_hadoop_rpc_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1003,7 +1003,7 @@ func (x *RpcSaslProto_SaslAuth) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RpcSaslProto_SaslAuth.ProtoReflect.Descriptor instead.
 func (*RpcSaslProto_SaslAuth) Descriptor() ([]byte, []int) {
-	return file_yarn_proto_hadoop_rpc_proto_rawDescGZIP(), []int{2, 0}
+	return file_internal_hadoop_proto_hadoop_rpc_proto_rawDescGZIP(), []int{2, 0}
 }
 
 func (x *RpcSaslProto_SaslAuth) GetMethod() string {
@@ -1041,11 +1041,11 @@ func (x *RpcSaslProto_SaslAuth) GetChallenge() []byte {
 	return nil
 }
 
-var File_yarn_proto_hadoop_rpc_proto protoreflect.FileDescriptor
+var File_internal_hadoop_proto_hadoop_rpc_proto protoreflect.FileDescriptor
 
-const file_yarn_proto_hadoop_rpc_proto_rawDesc = "" +
+const file_internal_hadoop_proto_hadoop_rpc_proto_rawDesc = "" +
 	"\n" +
-	"\x1byarn/proto/hadoop_rpc.proto\x12\x12tide.hadoop.common\"\xda\x02\n" +
+	"&internal/hadoop/proto/hadoop_rpc.proto\x12\x12tide.hadoop.common\"\xda\x02\n" +
 	"\x15RpcRequestHeaderProto\x12:\n" +
 	"\arpcKind\x18\x01 \x01(\x0e2 .tide.hadoop.common.RpcKindProtoR\arpcKind\x12N\n" +
 	"\x05rpcOp\x18\x02 \x01(\x0e28.tide.hadoop.common.RpcRequestHeaderProto.OperationProtoR\x05rpcOp\x12\x16\n" +
@@ -1136,23 +1136,23 @@ const file_yarn_proto_hadoop_rpc_proto_rawDesc = "" +
 	"\fRpcKindProto\x12\x0f\n" +
 	"\vRPC_BUILTIN\x10\x00\x12\x10\n" +
 	"\fRPC_WRITABLE\x10\x01\x12\x17\n" +
-	"\x13RPC_PROTOCOL_BUFFER\x10\x02B(Z&github.com/tidestream/tide/yarn/yarnpb"
+	"\x13RPC_PROTOCOL_BUFFER\x10\x02B5Z3github.com/tidestream/tide/internal/hadoop/hadooppb"
 
 var (
-	file_yarn_proto_hadoop_rpc_proto_rawDescOnce sync.Once
-	file_yarn_proto_hadoop_rpc_proto_rawDescData []byte
+	file_internal_hadoop_proto_hadoop_rpc_proto_rawDescOnce sync.Once
+	file_internal_hadoop_proto_hadoop_rpc_proto_rawDescData []byte
 )
 
-func file_yarn_proto_hadoop_rpc_proto_rawDescGZIP() []byte {
-	file_yarn_proto_hadoop_rpc_proto_rawDescOnce.Do(func() {
-		file_yarn_proto_hadoop_rpc_proto_rawDescData = protoimpl.X.CompressGZIP(unsafe.Slice(unsafe.StringData(file_yarn_proto_hadoop_rpc_proto_rawDesc), len(file_yarn_proto_hadoop_rpc_proto_rawDesc)))
+func file_internal_hadoop_proto_hadoop_rpc_proto_rawDescGZIP() []byte {
+	file_internal_hadoop_proto_hadoop_rpc_proto_rawDescOnce.Do(func() {
+		file_internal_hadoop_proto_hadoop_rpc_proto_rawDescData = protoimpl.X.CompressGZIP(unsafe.Slice(unsafe.StringData(file_internal_hadoop_proto_hadoop_rpc_proto_rawDesc), len(file_internal_hadoop_proto_hadoop_rpc_proto_rawDesc)))
 	})
-	return file_yarn_proto_hadoop_rpc_proto_rawDescData
+	return file_internal_hadoop_proto_hadoop_rpc_proto_rawDescData
 }
 
-var file_yarn_proto_hadoop_rpc_proto_enumTypes = make([]protoimpl.EnumInfo, 5)
-var file_yarn_proto_hadoop_rpc_proto_msgTypes = make([]protoimpl.MessageInfo, 10)
-var file_yarn_proto_hadoop_rpc_proto_goTypes = []any{
+var file_internal_hadoop_proto_hadoop_rpc_proto_enumTypes = make([]protoimpl.EnumInfo, 5)
+var file_internal_hadoop_proto_hadoop_rpc_proto_msgTypes = make([]protoimpl.MessageInfo, 10)
+var file_internal_hadoop_proto_hadoop_rpc_proto_goTypes = []any{
 	(RpcKindProto)(0),                             // 0: tide.hadoop.common.RpcKindProto
 	(RpcRequestHeaderProto_OperationProto)(0),     // 1: tide.hadoop.common.RpcRequestHeaderProto.OperationProto
 	(RpcResponseHeaderProto_RpcStatusProto)(0),    // 2: tide.hadoop.common.RpcResponseHeaderProto.RpcStatusProto
@@ -1169,7 +1169,7 @@ var file_yarn_proto_hadoop_rpc_proto_goTypes = []any{
 	(*CredentialsProto)(nil),                      // 13: tide.hadoop.common.CredentialsProto
 	(*RpcSaslProto_SaslAuth)(nil),                 // 14: tide.hadoop.common.RpcSaslProto.SaslAuth
 }
-var file_yarn_proto_hadoop_rpc_proto_depIdxs = []int32{
+var file_internal_hadoop_proto_hadoop_rpc_proto_depIdxs = []int32{
 	0,  // 0: tide.hadoop.common.RpcRequestHeaderProto.rpcKind:type_name -> tide.hadoop.common.RpcKindProto
 	1,  // 1: tide.hadoop.common.RpcRequestHeaderProto.rpcOp:type_name -> tide.hadoop.common.RpcRequestHeaderProto.OperationProto
 	2,  // 2: tide.hadoop.common.RpcResponseHeaderProto.status:type_name -> tide.hadoop.common.RpcResponseHeaderProto.RpcStatusProto
@@ -1187,27 +1187,27 @@ var file_yarn_proto_hadoop_rpc_proto_depIdxs = []int32{
 	0,  // [0:10] is the sub-list for field type_name
 }
 
-func init() { file_yarn_proto_hadoop_rpc_proto_init() }
-func file_yarn_proto_hadoop_rpc_proto_init() {
-	if File_yarn_proto_hadoop_rpc_proto != nil {
+func init() { file_internal_hadoop_proto_hadoop_rpc_proto_init() }
+func file_internal_hadoop_proto_hadoop_rpc_proto_init() {
+	if File_internal_hadoop_proto_hadoop_rpc_proto != nil {
 		return
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
-			RawDescriptor: unsafe.Slice(unsafe.StringData(file_yarn_proto_hadoop_rpc_proto_rawDesc), len(file_yarn_proto_hadoop_rpc_proto_rawDesc)),
+			RawDescriptor: unsafe.Slice(unsafe.StringData(file_internal_hadoop_proto_hadoop_rpc_proto_rawDesc), len(file_internal_hadoop_proto_hadoop_rpc_proto_rawDesc)),
 			NumEnums:      5,
 			NumMessages:   10,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
-		GoTypes:           file_yarn_proto_hadoop_rpc_proto_goTypes,
-		DependencyIndexes: file_yarn_proto_hadoop_rpc_proto_depIdxs,
-		EnumInfos:         file_yarn_proto_hadoop_rpc_proto_enumTypes,
-		MessageInfos:      file_yarn_proto_hadoop_rpc_proto_msgTypes,
+		GoTypes:           file_internal_hadoop_proto_hadoop_rpc_proto_goTypes,
+		DependencyIndexes: file_internal_hadoop_proto_hadoop_rpc_proto_depIdxs,
+		EnumInfos:         file_internal_hadoop_proto_hadoop_rpc_proto_enumTypes,
+		MessageInfos:      file_internal_hadoop_proto_hadoop_rpc_proto_msgTypes,
 	}.Build()
-	File_yarn_proto_hadoop_rpc_proto = out.File
-	file_yarn_proto_hadoop_rpc_proto_goTypes = nil
-	file_yarn_proto_hadoop_rpc_proto_depIdxs = nil
+	File_internal_hadoop_proto_hadoop_rpc_proto = out.File
+	file_internal_hadoop_proto_hadoop_rpc_proto_goTypes = nil
+	file_internal_hadoop_proto_hadoop_rpc_proto_depIdxs = nil
 }

@@ -14,7 +14,8 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
-	"github.com/tidestream/tide/yarn/security"
+	"github.com/tidestream/tide/internal/hadoop/hadooppb"
+	"github.com/tidestream/tide/internal/hadoop/security"
 	"github.com/tidestream/tide/yarn/yarnpb"
 )
 
@@ -25,11 +26,11 @@ type fakeServer struct {
 	t      *testing.T
 	ln     net.Listener
 	token  *security.Token // nil: SIMPLE
-	handle func(method string, callID int32, req []byte, reply func(status yarnpb.RpcResponseHeaderProto_RpcStatusProto, class, msg string, resp proto.Message))
+	handle func(method string, callID int32, req []byte, reply func(status hadooppb.RpcResponseHeaderProto_RpcStatusProto, class, msg string, resp proto.Message))
 
 	mu       sync.Mutex
-	contexts []*yarnpb.IpcConnectionContextProto
-	initiate *yarnpb.RpcSaslProto
+	contexts []*hadooppb.IpcConnectionContextProto
+	initiate *hadooppb.RpcSaslProto
 	conns    int
 	wg       sync.WaitGroup
 }
@@ -70,7 +71,7 @@ func (s *fakeServer) accept() {
 	}
 }
 
-func (s *fakeServer) writeResponse(w io.Writer, wmu *sync.Mutex, h *yarnpb.RpcResponseHeaderProto, payload proto.Message) error {
+func (s *fakeServer) writeResponse(w io.Writer, wmu *sync.Mutex, h *hadooppb.RpcResponseHeaderProto, payload proto.Message) error {
 	msgs := []proto.Message{h}
 	if payload != nil {
 		msgs = append(msgs, payload)
@@ -85,7 +86,7 @@ func (s *fakeServer) writeResponse(w io.Writer, wmu *sync.Mutex, h *yarnpb.RpcRe
 	return err
 }
 
-func (s *fakeServer) readRequest(r io.Reader) (*yarnpb.RpcRequestHeaderProto, [][]byte, error) {
+func (s *fakeServer) readRequest(r io.Reader) (*hadooppb.RpcRequestHeaderProto, [][]byte, error) {
 	body, err := readFrame(r)
 	if err != nil {
 		return nil, nil, err
@@ -94,11 +95,11 @@ func (s *fakeServer) readRequest(r io.Reader) (*yarnpb.RpcRequestHeaderProto, []
 	if err != nil {
 		return nil, nil, err
 	}
-	h := &yarnpb.RpcRequestHeaderProto{}
+	h := &hadooppb.RpcRequestHeaderProto{}
 	if err := proto.Unmarshal(parts[0], h); err != nil {
 		return nil, nil, err
 	}
-	if h.GetRpcKind() != yarnpb.RpcKindProto_RPC_PROTOCOL_BUFFER || h.RpcOp == nil {
+	if h.GetRpcKind() != hadooppb.RpcKindProto_RPC_PROTOCOL_BUFFER || h.RpcOp == nil {
 		return nil, nil, fmt.Errorf("request header without rpcKind/rpcOp: %v", h)
 	}
 	return h, parts[1:], nil
@@ -114,8 +115,8 @@ func (s *fakeServer) serve(nc net.Conn) error {
 	if !bytes.Equal(pre, preamble(wantSASL)) {
 		return fmt.Errorf("preamble %x", pre)
 	}
-	ok := func(id int32) *yarnpb.RpcResponseHeaderProto {
-		return &yarnpb.RpcResponseHeaderProto{CallId: proto.Uint32(uint32(id)), Status: yarnpb.RpcResponseHeaderProto_SUCCESS.Enum()}
+	ok := func(id int32) *hadooppb.RpcResponseHeaderProto {
+		return &hadooppb.RpcResponseHeaderProto{CallId: proto.Uint32(uint32(id)), Status: hadooppb.RpcResponseHeaderProto_SUCCESS.Enum()}
 	}
 	if wantSASL {
 		const nonce = "c2VydmVyLW5vbmNl"
@@ -123,14 +124,14 @@ func (s *fakeServer) serve(nc net.Conn) error {
 		if err != nil {
 			return err
 		}
-		var m yarnpb.RpcSaslProto
-		if err := proto.Unmarshal(parts[0], &m); err != nil || h.GetCallId() != callIDSASL || m.GetState() != yarnpb.RpcSaslProto_NEGOTIATE {
+		var m hadooppb.RpcSaslProto
+		if err := proto.Unmarshal(parts[0], &m); err != nil || h.GetCallId() != callIDSASL || m.GetState() != hadooppb.RpcSaslProto_NEGOTIATE {
 			return fmt.Errorf("want NEGOTIATE on call -33, got %v %v (%v)", h, &m, err)
 		}
 		challenge := `realm="default",nonce="` + nonce + `",qop="auth",charset=utf-8,algorithm=md5-sess`
-		if err := s.writeResponse(nc, &wmu, ok(callIDSASL), &yarnpb.RpcSaslProto{
-			State: yarnpb.RpcSaslProto_NEGOTIATE.Enum(),
-			Auths: []*yarnpb.RpcSaslProto_SaslAuth{
+		if err := s.writeResponse(nc, &wmu, ok(callIDSASL), &hadooppb.RpcSaslProto{
+			State: hadooppb.RpcSaslProto_NEGOTIATE.Enum(),
+			Auths: []*hadooppb.RpcSaslProto_SaslAuth{
 				{Method: proto.String("KERBEROS"), Mechanism: proto.String("GSSAPI"), Protocol: proto.String("rm"), ServerId: proto.String("host")},
 				{Method: proto.String("TOKEN"), Mechanism: proto.String("DIGEST-MD5"), Protocol: proto.String(""), ServerId: proto.String("default"), Challenge: []byte(challenge)},
 			},
@@ -144,7 +145,7 @@ func (s *fakeServer) serve(nc net.Conn) error {
 		if h.GetCallId() != callIDSASL {
 			return fmt.Errorf("INITIATE on call %d, want %d", h.GetCallId(), callIDSASL)
 		}
-		init := &yarnpb.RpcSaslProto{}
+		init := &hadooppb.RpcSaslProto{}
 		if err := proto.Unmarshal(parts[0], init); err != nil {
 			return err
 		}
@@ -160,14 +161,14 @@ func (s *fakeServer) serve(nc net.Conn) error {
 		user, pw := b64(s.token.Identifier), b64(s.token.Password)
 		want := digestResponse(user, "default", pw, nonce, fields["cnonce"], "00000001", "auth", "AUTHENTICATE:/default")
 		if fields["username"] != user || fields["response"] != want || fields["digest-uri"] != "/default" {
-			return s.writeResponse(nc, &wmu, &yarnpb.RpcResponseHeaderProto{
-				CallId: proto.Uint32(uint32(int64(callIDAuthorizationFailed) & 0xFFFFFFFF)), Status: yarnpb.RpcResponseHeaderProto_FATAL.Enum(),
+			return s.writeResponse(nc, &wmu, &hadooppb.RpcResponseHeaderProto{
+				CallId: proto.Uint32(uint32(int64(callIDAuthorizationFailed) & 0xFFFFFFFF)), Status: hadooppb.RpcResponseHeaderProto_FATAL.Enum(),
 				ExceptionClassName: proto.String("javax.security.sasl.SaslException"), ErrorMsg: proto.String("DIGEST-MD5: digest response format violation"),
-				ErrorDetail: yarnpb.RpcResponseHeaderProto_FATAL_UNAUTHORIZED.Enum(),
+				ErrorDetail: hadooppb.RpcResponseHeaderProto_FATAL_UNAUTHORIZED.Enum(),
 			}, nil)
 		}
 		rsp := digestResponse(user, "default", pw, nonce, fields["cnonce"], "00000001", "auth", ":/default")
-		if err := s.writeResponse(nc, &wmu, ok(callIDSASL), &yarnpb.RpcSaslProto{State: yarnpb.RpcSaslProto_SUCCESS.Enum(), Token: []byte("rspauth=" + rsp)}); err != nil {
+		if err := s.writeResponse(nc, &wmu, ok(callIDSASL), &hadooppb.RpcSaslProto{State: hadooppb.RpcSaslProto_SUCCESS.Enum(), Token: []byte("rspauth=" + rsp)}); err != nil {
 			return err
 		}
 	}
@@ -178,7 +179,7 @@ func (s *fakeServer) serve(nc net.Conn) error {
 	if h.GetCallId() != callIDConnectionContext {
 		return fmt.Errorf("want the connection context (call -3), got call %d", h.GetCallId())
 	}
-	cc := &yarnpb.IpcConnectionContextProto{}
+	cc := &hadooppb.IpcConnectionContextProto{}
 	if err := proto.Unmarshal(parts[0], cc); err != nil {
 		return err
 	}
@@ -190,7 +191,7 @@ func (s *fakeServer) serve(nc net.Conn) error {
 		if err != nil {
 			return err
 		}
-		rh := &yarnpb.RequestHeaderProto{}
+		rh := &hadooppb.RequestHeaderProto{}
 		if err := proto.Unmarshal(parts[0], rh); err != nil {
 			return err
 		}
@@ -199,17 +200,17 @@ func (s *fakeServer) serve(nc net.Conn) error {
 		if len(parts) > 1 {
 			req = parts[1]
 		}
-		s.handle(rh.GetMethodName(), id, req, func(status yarnpb.RpcResponseHeaderProto_RpcStatusProto, class, msg string, resp proto.Message) {
+		s.handle(rh.GetMethodName(), id, req, func(status hadooppb.RpcResponseHeaderProto_RpcStatusProto, class, msg string, resp proto.Message) {
 			hdr := ok(id)
 			hdr.Status = status.Enum()
-			if status != yarnpb.RpcResponseHeaderProto_SUCCESS {
+			if status != hadooppb.RpcResponseHeaderProto_SUCCESS {
 				hdr.ExceptionClassName, hdr.ErrorMsg = proto.String(class), proto.String(msg)
 				resp = nil
 			}
 			if err := s.writeResponse(nc, &wmu, hdr, resp); err != nil {
 				s.t.Logf("fake server: reply to %d: %v", id, err)
 			}
-			if status == yarnpb.RpcResponseHeaderProto_FATAL {
+			if status == hadooppb.RpcResponseHeaderProto_FATAL {
 				_ = nc.Close()
 			}
 		})
@@ -229,10 +230,10 @@ func newTestClient(t *testing.T, s *fakeServer, tok *security.Token) *Client {
 }
 
 // echo answers GetApplicationReport with the id it was asked for.
-func echo(method string, _ int32, req []byte, reply func(yarnpb.RpcResponseHeaderProto_RpcStatusProto, string, string, proto.Message)) {
+func echo(method string, _ int32, req []byte, reply func(hadooppb.RpcResponseHeaderProto_RpcStatusProto, string, string, proto.Message)) {
 	var r yarnpb.GetApplicationReportRequestProto
 	_ = proto.Unmarshal(req, &r)
-	reply(yarnpb.RpcResponseHeaderProto_SUCCESS, "", "", &yarnpb.GetApplicationReportResponseProto{
+	reply(hadooppb.RpcResponseHeaderProto_SUCCESS, "", "", &yarnpb.GetApplicationReportResponseProto{
 		ApplicationReport: &yarnpb.ApplicationReportProto{ApplicationId: r.ApplicationId, Name: proto.String(method)},
 	})
 }
@@ -282,7 +283,7 @@ func TestClientTokenAuth(t *testing.T) {
 	if a.GetMethod() != "TOKEN" || a.GetMechanism() != "DIGEST-MD5" || a.Protocol == nil || a.GetProtocol() != "" || a.GetServerId() != "default" || a.Challenge != nil {
 		t.Errorf("INITIATE auth = %v", a)
 	}
-	if init.GetState() != yarnpb.RpcSaslProto_INITIATE {
+	if init.GetState() != hadooppb.RpcSaslProto_INITIATE {
 		t.Errorf("state %v", init.GetState())
 	}
 	// On a token connection the user comes from the token: no effective user.
@@ -301,7 +302,7 @@ func TestClientWrongTokenIsFatal(t *testing.T) {
 	c := newTestClient(t, s, &wrong)
 	_, err := callEcho(context.Background(), c, 1)
 	var re *RemoteError
-	if !errors.As(err, &re) || !re.Fatal || re.Detail != yarnpb.RpcResponseHeaderProto_FATAL_UNAUTHORIZED || re.Class != "javax.security.sasl.SaslException" {
+	if !errors.As(err, &re) || !re.Fatal || re.Detail != hadooppb.RpcResponseHeaderProto_FATAL_UNAUTHORIZED || re.Class != "javax.security.sasl.SaslException" {
 		t.Fatalf("err = %v, want a fatal SaslException", err)
 	}
 	_ = c.Close()
@@ -313,7 +314,7 @@ func TestClientMultiplexesOutOfOrderReplies(t *testing.T) {
 	var mu sync.Mutex
 	var held []func()
 	// Hold every reply until all n calls have arrived, then answer them in reverse order.
-	s.handle = func(method string, id int32, req []byte, reply func(yarnpb.RpcResponseHeaderProto_RpcStatusProto, string, string, proto.Message)) {
+	s.handle = func(method string, id int32, req []byte, reply func(hadooppb.RpcResponseHeaderProto_RpcStatusProto, string, string, proto.Message)) {
 		mu.Lock()
 		held = append(held, func() { echo(method, id, req, reply) })
 		if len(held) == n {
@@ -358,10 +359,10 @@ func TestClientMultiplexesOutOfOrderReplies(t *testing.T) {
 func TestClientRemoteErrorKeepsConnection(t *testing.T) {
 	s := startFakeServer(t, nil)
 	calls := 0
-	s.handle = func(method string, id int32, req []byte, reply func(yarnpb.RpcResponseHeaderProto_RpcStatusProto, string, string, proto.Message)) {
+	s.handle = func(method string, id int32, req []byte, reply func(hadooppb.RpcResponseHeaderProto_RpcStatusProto, string, string, proto.Message)) {
 		calls++
 		if calls == 1 {
-			reply(yarnpb.RpcResponseHeaderProto_ERROR, "org.apache.hadoop.yarn.exceptions.ApplicationNotFoundException", "Application with id 'application_1_0001' doesn't exist in RM.", nil)
+			reply(hadooppb.RpcResponseHeaderProto_ERROR, "org.apache.hadoop.yarn.exceptions.ApplicationNotFoundException", "Application with id 'application_1_0001' doesn't exist in RM.", nil)
 			return
 		}
 		echo(method, id, req, reply)
@@ -387,10 +388,10 @@ func TestClientRemoteErrorKeepsConnection(t *testing.T) {
 func TestClientReconnectsAfterFatalAndEOF(t *testing.T) {
 	s := startFakeServer(t, nil)
 	calls := 0
-	s.handle = func(method string, id int32, req []byte, reply func(yarnpb.RpcResponseHeaderProto_RpcStatusProto, string, string, proto.Message)) {
+	s.handle = func(method string, id int32, req []byte, reply func(hadooppb.RpcResponseHeaderProto_RpcStatusProto, string, string, proto.Message)) {
 		calls++
 		if calls == 1 {
-			reply(yarnpb.RpcResponseHeaderProto_FATAL, "org.apache.hadoop.ipc.RpcServerException", "going away", nil)
+			reply(hadooppb.RpcResponseHeaderProto_FATAL, "org.apache.hadoop.ipc.RpcServerException", "going away", nil)
 			return
 		}
 		echo(method, id, req, reply)
@@ -416,7 +417,7 @@ func TestClientReconnectsAfterFatalAndEOF(t *testing.T) {
 
 func TestClientContextDeadline(t *testing.T) {
 	s := startFakeServer(t, nil)
-	s.handle = func(string, int32, []byte, func(yarnpb.RpcResponseHeaderProto_RpcStatusProto, string, string, proto.Message)) {
+	s.handle = func(string, int32, []byte, func(hadooppb.RpcResponseHeaderProto_RpcStatusProto, string, string, proto.Message)) {
 		// never answers
 	}
 	c := newTestClient(t, s, nil)

@@ -1,6 +1,7 @@
 // Package ipc is tide's client for Hadoop IPC (RPC version 9, protobuf engine), the protocol
-// YARN's ResourceManager and NodeManagers speak. It knows nothing about YARN itself: package
-// yarn builds typed clients on top of it.
+// YARN's ResourceManager and NodeManagers and HDFS's NameNode speak. It knows nothing about YARN
+// or HDFS itself: package yarn builds typed clients on top of it, and package storage calls the
+// NameNode's lease recovery through it (which colinmarc/hdfs lacks).
 //
 // One Client talks one protocol to one server address over one TCP connection, dialled on
 // first use and again after the connection is lost:

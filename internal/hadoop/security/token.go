@@ -3,7 +3,7 @@ package security
 import (
 	"fmt"
 
-	"github.com/tidestream/tide/yarn/yarnpb"
+	"github.com/tidestream/tide/internal/hadoop/hadooppb"
 )
 
 // Token kinds YARN hands to an ApplicationMaster.
@@ -28,7 +28,7 @@ func (t Token) String() string {
 }
 
 // TokenFromProto converts the wire form; a nil proto gives the zero Token.
-func TokenFromProto(p *yarnpb.TokenProto) Token {
+func TokenFromProto(p *hadooppb.TokenProto) Token {
 	if p == nil {
 		return Token{}
 	}
@@ -36,7 +36,7 @@ func TokenFromProto(p *yarnpb.TokenProto) Token {
 }
 
 // Proto converts t to the wire form.
-func (t Token) Proto() *yarnpb.TokenProto {
+func (t Token) Proto() *hadooppb.TokenProto {
 	id, pw := t.Identifier, t.Password
 	if id == nil {
 		id = []byte{}
@@ -44,5 +44,5 @@ func (t Token) Proto() *yarnpb.TokenProto {
 	if pw == nil {
 		pw = []byte{}
 	}
-	return &yarnpb.TokenProto{Identifier: id, Password: pw, Kind: &t.Kind, Service: &t.Service}
+	return &hadooppb.TokenProto{Identifier: id, Password: pw, Kind: &t.Kind, Service: &t.Service}
 }
