@@ -115,7 +115,8 @@ func (a *AM) taskState(s *session, u *rpc.TaskStateUpdate) {
 	if d := a.deployment; d != nil && d.attempt == attempt {
 		d.states[sub] = st
 		if st == core.TaskFailed {
-			a.log.Warn("subtask failed", "attempt", attempt, "subtask", sub, "taskmanager", s.id, "err", u.GetError())
+			a.log.Warn("subtask failed", "attempt", attempt, "subtask", sub, "taskmanager", s.id, "err", u.GetError(),
+				"lost_peer", u.GetLostPeerTaskManager())
 		}
 		if st == core.TaskFailed || st == core.TaskCanceled {
 			a.ckpt.subtaskStopped(attempt, sub)
@@ -124,5 +125,6 @@ func (a *AM) taskState(s *session, u *rpc.TaskStateUpdate) {
 			a.noteRunning(d)
 		}
 	}
-	a.step(core.TaskStateChanged{Attempt: attempt, Subtask: sub, State: st, Error: u.GetError(), Unrecoverable: u.GetUnrecoverable()})
+	a.step(core.TaskStateChanged{Attempt: attempt, Subtask: sub, State: st, Error: u.GetError(), Unrecoverable: u.GetUnrecoverable(),
+		LostPeer: core.TaskManagerID(u.GetLostPeerTaskManager())})
 }

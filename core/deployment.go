@@ -220,6 +220,10 @@ func (s *Scheduler) onTaskStateChanged(now time.Time, ev TaskStateChanged) {
 	if d.ending && d.slotLive[k] == 0 {
 		s.freeSlot(now, slot)
 	}
+	if ev.State == TaskFailed && ev.LostPeer != "" {
+		s.onPeerConnectionLost(now, ev, slot)
+		return
+	}
 	if ev.State == TaskFailed || (ev.State == TaskCanceled && !d.ending) {
 		cause := ev.Error
 		if cause == "" {
@@ -285,6 +289,7 @@ func (s *Scheduler) releaseDeployment(now time.Time) {
 	s.spare = deploymentMemory{tasks: d.tasks, taskSlot: d.taskSlot, slotLive: d.slotLive, placement: s.lastPlacementMem}
 	s.lastPlacement, s.lastPlacementMem = d.placement, d.placementMem
 	s.dep = nil
+	s.peerFailures = nil
 }
 
 // freeSlot returns a slot to the pool (or releases it on a blocked node); a TaskManager on

@@ -40,6 +40,9 @@ type TaskStateChanged struct {
 	// Error describes a FAILED task; Unrecoverable marks failures that no restart can fix.
 	Error         string
 	Unrecoverable bool
+	// LostPeer: the subtask FAILED because its data connection to this TaskManager broke.
+	// Such a failure is part of that TaskManager's loss (see peer_loss.go).
+	LostPeer TaskManagerID
 }
 
 // CheckpointCompleted / CheckpointFailed come from the checkpoint coordinator; the

@@ -115,8 +115,8 @@ func (h *rescaleHistory) begin(now time.Time, trigger RescaleTrigger, cause stri
 	h.current = r
 }
 
-// retrigger changes the trigger and cause of the rescale in progress (a failure that
-// turned out to be a lost TaskManager).
+// retrigger changes the trigger and cause of the rescale in progress (a broken connection
+// to a peer that turned out to be alive: a failure, not a loss).
 func (h *rescaleHistory) retrigger(trigger RescaleTrigger, cause string) {
 	if h.current == nil {
 		return

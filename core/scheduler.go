@@ -79,7 +79,10 @@ type Scheduler struct {
 	adopt      *adoption // nil: nothing to adopt
 	history    rescaleHistory
 	exceptions []ExceptionEntry
-	metrics    Metrics
+	// peerFailures are subtask failures of the current attempt on a broken connection to a
+	// TaskManager that was still registered (peer_loss.go).
+	peerFailures []peerFailure
+	metrics      Metrics
 
 	pendingWorkers int
 	arrivals       arrivals

@@ -271,7 +271,6 @@ func (e *executing) onTaskFailed(now time.Time, cause string, unrecoverable bool
 	s.statusCause = cause
 	r := newRestarting(s, s.restart.Backoff(), false, nil)
 	r.afterFailure = trigger == TriggerRecoverableFailover
-	r.charged = true
 	s.transitionTo(now, r)
 }
 

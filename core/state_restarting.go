@@ -22,8 +22,6 @@ type restarting struct {
 	// afterFailure: a task or global failure caused the restart (not a lost TaskManager or
 	// a rescale): nothing suggests that resources are coming.
 	afterFailure bool
-	// charged: the failure was charged to the restart strategy (for a retraction).
-	charged bool
 }
 
 func newRestarting(s *Scheduler, backoff time.Duration, forced bool, target allocator.Parallelism) *restarting {
@@ -48,6 +46,9 @@ func (r *restarting) settle(now time.Time) { r.maybeProceed(now) }
 func (r *restarting) maybeProceed(now time.Time) {
 	s := r.s
 	if !r.backoffDone || (s.dep != nil && s.dep.live > 0) {
+		return
+	}
+	if r.peersSurvived(now) {
 		return
 	}
 	s.releaseDeployment(now)
@@ -75,30 +76,8 @@ func (r *restarting) onTimer(now time.Time, t timerEntry) {
 
 func (r *restarting) onTasksChanged(now time.Time) { r.maybeProceed(now) }
 
-func (r *restarting) onTaskFailed(now time.Time, cause string, _ bool, trigger RescaleTrigger) {
-	if trigger == TriggerResourceLost && r.s.opts.Reactive && r.afterFailure {
-		r.lossExplainsFailure(now, cause)
-	}
+func (r *restarting) onTaskFailed(now time.Time, _ string, _ bool, _ RescaleTrigger) {
 	r.maybeProceed(now)
-}
-
-// lossExplainsFailure: reactive mode, the job is restarting after a task failure, and a
-// TaskManager that still ran subtasks of the failed attempt is lost. Its peers' subtasks
-// fail on the broken data connections, and those reports can reach the AM before the
-// loss itself: the failure was the loss. So the restart becomes what a loss is in reactive
-// mode (a rescale): no backoff, the restart strategy's charge taken back, the rescale
-// recorded as RESOURCE_LOST, and WaitingForResources waits (bounded) for a replacement.
-func (r *restarting) lossExplainsFailure(now time.Time, cause string) {
-	s := r.s
-	s.log.Info("a lost task manager explains the failure: restarting as a rescale, without backoff", "cause", cause)
-	if r.charged {
-		s.restart.RetractFailure()
-		r.charged = false
-	}
-	s.history.retrigger(TriggerResourceLost, cause)
-	r.afterFailure = false
-	r.backoffDone = true
-	r.backoffUntil = time.Time{}
 }
 
 func (r *restarting) onCancel(now time.Time) {

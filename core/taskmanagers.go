@@ -51,6 +51,7 @@ func (s *Scheduler) loseTaskManagers(now time.Time, tms []TaskManagerID, reason 
 	var first TaskManagerID
 	for _, tm := range tms {
 		s.pool.Remove(string(tm))
+		s.peerLost(tm)
 		n := s.dropTaskManager(tm)
 		s.log.Info("task manager lost", "task_manager", tm, "reason", reason, "running_subtasks", n)
 		if n > 0 && lost == 0 {

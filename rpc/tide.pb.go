@@ -506,8 +506,11 @@ type TaskStateUpdate struct {
 	State         string `protobuf:"bytes,4,opt,name=state,proto3" json:"state,omitempty"`
 	Error         string `protobuf:"bytes,5,opt,name=error,proto3" json:"error,omitempty"`
 	Unrecoverable bool   `protobuf:"varint,6,opt,name=unrecoverable,proto3" json:"unrecoverable,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	// lost_peer_task_manager: the task FAILED because its data-plane connection to this
+	// TaskManager broke; the AM counts the failure as part of that TaskManager's loss.
+	LostPeerTaskManager string `protobuf:"bytes,60,opt,name=lost_peer_task_manager,json=lostPeerTaskManager,proto3" json:"lost_peer_task_manager,omitempty"`
+	unknownFields       protoimpl.UnknownFields
+	sizeCache           protoimpl.SizeCache
 }
 
 func (x *TaskStateUpdate) Reset() {
@@ -580,6 +583,13 @@ func (x *TaskStateUpdate) GetUnrecoverable() bool {
 		return x.Unrecoverable
 	}
 	return false
+}
+
+func (x *TaskStateUpdate) GetLostPeerTaskManager() string {
+	if x != nil {
+		return x.LostPeerTaskManager
+	}
+	return ""
 }
 
 type StateHandle struct {
@@ -2775,14 +2785,15 @@ const file_tide_proto_rawDesc = "" +
 	"\x0freceived_splits\x18\n" +
 	" \x03(\tR\x0ereceivedSplits\"6\n" +
 	"\tHeartbeat\x12)\n" +
-	"\x10timestamp_millis\x18\x01 \x01(\x03R\x0ftimestampMillis\"\xab\x01\n" +
+	"\x10timestamp_millis\x18\x01 \x01(\x03R\x0ftimestampMillis\"\xe0\x01\n" +
 	"\x0fTaskStateUpdate\x12\x18\n" +
 	"\aattempt\x18\x01 \x01(\x03R\aattempt\x12\x16\n" +
 	"\x06vertex\x18\x02 \x01(\tR\x06vertex\x12\x14\n" +
 	"\x05index\x18\x03 \x01(\x05R\x05index\x12\x14\n" +
 	"\x05state\x18\x04 \x01(\tR\x05state\x12\x14\n" +
 	"\x05error\x18\x05 \x01(\tR\x05error\x12$\n" +
-	"\runrecoverable\x18\x06 \x01(\bR\runrecoverable\"5\n" +
+	"\runrecoverable\x18\x06 \x01(\bR\runrecoverable\x123\n" +
+	"\x16lost_peer_task_manager\x18< \x01(\tR\x13lostPeerTaskManager\"5\n" +
 	"\vStateHandle\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x12\n" +
 	"\x04size\x18\x02 \x01(\x03R\x04size\"\xb0\x01\n" +

@@ -21,7 +21,8 @@ import (
 //	start | cancel | suspend | global-failure [unrecoverable] | driver-error
 //	add-tm id=(tm1,tm2) [node=n] [slots=N] | lose-tm id=tm1 [reason=..] | heartbeat id=tm1
 //	tasks state=RUNNING [attempt=N]            report every running subtask of the attempt
-//	fail-task subtask=v#i [attempt=N] [unrecoverable]
+//	fail-task subtask=v#i [attempt=N] [unrecoverable] [peer=tm]
+//	                                           peer: failed on its broken connection to tm
 //	tick d=10s                                 advance logical time, firing due timers
 //	block node=n [evacuate] [for=10m] [cause=..] | unblock node=n
 //	checkpoint id=N [failed] [attempt=N]
@@ -161,7 +162,7 @@ func (r *Runner) handle(d *TestData) (string, error) {
 			return "", err
 		}
 		step(core.TaskStateChanged{Attempt: r.attempt(d), Subtask: st, State: core.TaskFailed,
-			Error: d.Arg("error", "user code threw"), Unrecoverable: d.HasArg("unrecoverable")})
+			Error: d.Arg("error", "user code threw"), Unrecoverable: d.HasArg("unrecoverable"), LostPeer: core.TaskManagerID(d.Arg("peer", ""))})
 	case "tick":
 		dur, err := time.ParseDuration(d.Arg("d", "0s"))
 		if err != nil {

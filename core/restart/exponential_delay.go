@@ -26,9 +26,6 @@ type exponentialDelay struct {
 	// restartAt is when the restart of the latest counted failure happens; zero before
 	// the first failure.
 	restartAt time.Time
-	// before is the state before the latest counted failure, for RetractFailure; nil when
-	// the latest failure was not counted (or was taken back already).
-	before *exponentialDelay
 }
 
 func newExponentialDelay(cfg Config, seed int64) *exponentialDelay {
@@ -47,23 +44,11 @@ func (s *exponentialDelay) CanRestart() bool       { return s.attempts <= s.atte
 func (s *exponentialDelay) Backoff() time.Duration { return s.backoff }
 func (s *exponentialDelay) Name() string           { return TypeExponentialDelay }
 
-func (s *exponentialDelay) RetractFailure() {
-	if s.before == nil {
-		return
-	}
-	b := s.before
-	s.base, s.backoff, s.attempts, s.restartAt, s.before = b.base, b.backoff, b.attempts, b.restartAt, nil
-}
-
 func (s *exponentialDelay) NotifyFailure(now time.Time) {
 	first := s.restartAt.IsZero()
 	if !first && now.Before(s.restartAt) {
-		s.before = nil
 		return // same restart as the previous failure
 	}
-	prev := *s
-	prev.before = nil
-	s.before = &prev
 	if first || now.Sub(s.restartAt) >= s.resetThreshold {
 		s.base = s.initial
 		s.attempts = 0

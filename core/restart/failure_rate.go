@@ -16,12 +16,6 @@ func (s *failureRate) CanRestart() bool       { return len(s.recent) <= s.max }
 func (s *failureRate) Backoff() time.Duration { return s.delay }
 func (s *failureRate) Name() string           { return TypeFailureRate }
 
-func (s *failureRate) RetractFailure() {
-	if n := len(s.recent); n > 0 {
-		s.recent = s.recent[:n-1]
-	}
-}
-
 func (s *failureRate) NotifyFailure(now time.Time) {
 	s.recent = append(s.recent, now)
 	keep := 0

@@ -13,4 +13,3 @@ func (s *fixedDelay) CanRestart() bool        { return s.failures <= s.attempts 
 func (s *fixedDelay) Backoff() time.Duration  { return s.delay }
 func (s *fixedDelay) NotifyFailure(time.Time) { s.failures++ }
 func (s *fixedDelay) Name() string            { return TypeFixedDelay }
-func (s *fixedDelay) RetractFailure()         { s.failures = max(0, s.failures-1) }

@@ -14,10 +14,6 @@ type Strategy interface {
 	Backoff() time.Duration
 	// NotifyFailure records a failure at now.
 	NotifyFailure(now time.Time)
-	// RetractFailure takes back the latest NotifyFailure: it turned out not to be a failure
-	// of the job (reactive mode: a TaskManager lost, reported after its peers' subtasks
-	// failed on the broken connections). Only the latest failure can be taken back.
-	RetractFailure()
 	// Name is the strategy type, e.g. "fixed-delay".
 	Name() string
 }
@@ -46,5 +42,4 @@ type noRestart struct{}
 func (noRestart) CanRestart() bool        { return false }
 func (noRestart) Backoff() time.Duration  { return 0 }
 func (noRestart) NotifyFailure(time.Time) {}
-func (noRestart) RetractFailure()         {}
 func (noRestart) Name() string            { return TypeNone }

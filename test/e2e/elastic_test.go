@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tidestream/tide/api"
 	"github.com/tidestream/tide/examples"
 	"github.com/tidestream/tide/internal/testkit"
 	"github.com/tidestream/tide/standalone"
@@ -343,6 +344,23 @@ func TestReactiveLossIsARescale(t *testing.T) {
 	triggers := rescaleTriggers(t, restOf(c), id)
 	if n := strings.Count(strings.Join(triggers, " "), "RESOURCE_LOST"); n != 3 {
 		t.Errorf("rescale history %v: want 3 RESOURCE_LOST redeployments", triggers)
+	}
+	// The subtasks that failed on their broken connections to a killed TaskManager are
+	// part of its loss: the exception history holds the three losses, no entry per peer.
+	var ex api.JobExceptions
+	if err := rest(c, "/jobs/"+id+"/exceptions", &ex); err != nil {
+		t.Fatal(err)
+	}
+	var losses int
+	for _, e := range ex.ExceptionHistory.Entries {
+		if e.ExceptionName == "tide.TaskFailure" {
+			t.Errorf("exception history holds a task failure: %s", e.Stacktrace)
+		} else if strings.Contains(e.Stacktrace, " lost: ") {
+			losses++
+		}
+	}
+	if losses != 3 {
+		t.Errorf("exception history %+v: want the 3 TaskManager losses", ex.ExceptionHistory.Entries)
 	}
 }
 

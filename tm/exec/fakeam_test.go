@@ -279,7 +279,8 @@ func (r *reporter) TaskState(attempt int64, vertex string, index int, state stri
 	}
 	am.states[key(vertex, index)] = core.TaskState(state)
 	if core.TaskState(state) == core.TaskFailed {
-		am.failures = append(am.failures, fmt.Sprintf("%s failed (unrecoverable=%v): %v", key(vertex, index), unrecoverable, err))
+		am.failures = append(am.failures, fmt.Sprintf("%s on %s failed (unrecoverable=%v, lost peer %q): %v",
+			key(vertex, index), r.tm, unrecoverable, exec.LostPeer(err), err))
 	}
 	am.notifyLocked()
 }

@@ -142,7 +142,8 @@ func (t *task) run() {
 	default:
 		var u unrecoverable
 		unrec := errors.As(err, &u)
-		t.log.Error("subtask failed", "err", err, "unrecoverable", unrec)
+		err = t.plan.lostPeer(err)
+		t.log.Error("subtask failed", "err", err, "unrecoverable", unrec, "lost_peer", LostPeer(err))
 		t.report(core.TaskFailed, err, unrec)
 	}
 }

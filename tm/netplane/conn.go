@@ -94,7 +94,7 @@ func (c *conn) addOutput(o *Output) error {
 	c.mu.Lock()
 	if c.closed {
 		c.mu.Unlock()
-		return fmt.Errorf("channel %s: %w %s", o.id, ErrPeerLost, c.peer)
+		return &PeerLostError{Channel: o.id, Peer: c.peer}
 	}
 	c.nextStream++
 	stream := c.nextStream
@@ -104,7 +104,7 @@ func (c *conn) addOutput(o *Output) error {
 	c.mu.Lock()
 	if c.closed {
 		c.mu.Unlock()
-		return fmt.Errorf("channel %s: %w %s", o.id, ErrPeerLost, c.peer)
+		return &PeerLostError{Channel: o.id, Peer: c.peer}
 	}
 	c.outputs[stream] = o
 	c.queue = append(c.queue, outFrame{typ: frameOpen, stream: stream, payload: payload})
@@ -182,10 +182,10 @@ func (c *conn) fail(cause error) {
 		c.log.Warn("netplane connection failed", "err", cause, "channels", len(outs)+len(ins))
 	}
 	for _, o := range outs {
-		o.fail(fmt.Errorf("channel %s: %w %s: %w", o.id, ErrPeerLost, c.peer, cause), false)
+		o.fail(&PeerLostError{Channel: o.id, Peer: c.peer, Cause: cause}, false)
 	}
 	for _, in := range ins {
-		in.fail(fmt.Errorf("channel %s: %w %s: %w", in.id, ErrPeerLost, c.peer, cause), false)
+		in.fail(&PeerLostError{Channel: in.id, Peer: c.peer, Cause: cause}, false)
 	}
 }
 
@@ -306,7 +306,7 @@ func (c *conn) dispatchToInput(f frame) error {
 		}
 		c.mu.Unlock()
 		if closed {
-			in.fail(fmt.Errorf("channel %s: %w %s", id, ErrPeerLost, c.peer), false)
+			in.fail(&PeerLostError{Channel: id, Peer: c.peer}, false)
 		}
 		return nil
 	case frameData:

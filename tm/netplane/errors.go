@@ -1,6 +1,9 @@
 package netplane
 
-import "errors"
+import (
+	"errors"
+	"fmt"
+)
 
 // Sentinel errors; every error returned by this package wraps one of them
 // together with the channel and, where relevant, the peer address.
@@ -20,3 +23,26 @@ var (
 	// ErrUnauthenticated: a peer without the internal secret, or with another one.
 	ErrUnauthenticated = errors.New("netplane: peer not authenticated")
 )
+
+// PeerLostError fails the channels of a connection to a peer plane that broke; it
+// matches ErrPeerLost (errors.Is) and names the peer's listen address, so a task can say
+// which TaskManager it lost.
+type PeerLostError struct {
+	Channel ChannelID
+	Peer    string // the peer plane's listen address
+	Cause   error  // what broke the connection; nil when not known
+}
+
+func (e *PeerLostError) Error() string {
+	if e.Cause == nil {
+		return fmt.Sprintf("channel %s: %v %s", e.Channel, ErrPeerLost, e.Peer)
+	}
+	return fmt.Sprintf("channel %s: %v %s: %v", e.Channel, ErrPeerLost, e.Peer, e.Cause)
+}
+
+func (e *PeerLostError) Unwrap() []error {
+	if e.Cause == nil {
+		return []error{ErrPeerLost}
+	}
+	return []error{ErrPeerLost, e.Cause}
+}

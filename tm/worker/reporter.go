@@ -73,7 +73,8 @@ func (r *relay) TaskState(attempt int64, vertex string, index int, state string,
 		return // folded: the book's state goes to the AM on adoption
 	}
 	r.sendLocked(&rpc.TaskManagerMessage{Kind: &rpc.TaskManagerMessage_TaskState{TaskState: &rpc.TaskStateUpdate{
-		Attempt: amNumber(attempt), Vertex: vertex, Index: int32(index), State: state, Error: msg, Unrecoverable: unrecoverable}}})
+		Attempt: amNumber(attempt), Vertex: vertex, Index: int32(index), State: state, Error: msg, Unrecoverable: unrecoverable,
+		LostPeerTaskManager: exec.LostPeer(err)}}})
 }
 
 func (r *relay) CheckpointAck(attempt, checkpointID int64, vertex string, index int, handles []exec.StateHandle) {
