@@ -3,6 +3,8 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"syscall"
@@ -101,13 +103,35 @@ func TestWarmupScaleUp(t *testing.T) {
 	id := jobID(t, c)
 	d := waitRunningAt(t, c, id, 2)
 	waitCheckpointIn(t, c, id, d.Attempt)
-	if _, err := c.AddTaskManager(t.Context()); err != nil {
+	tm, err := c.AddTaskManager(t.Context())
+	if err != nil {
 		t.Fatal(err)
 	}
 	waitRunningAt(t, c, id, 3)
 	r := lastRescale(t, c, id, "NEW_RESOURCE_AVAILABLE")
 	checkWarmedUp(t, c, id, r, "numbers 2→3, count_and_sum 2→3")
+	checkRestoredLocally(t, c, tm, "count_and_sum")
 	waitExact(t, c, 3*time.Minute, out, args)
+}
+
+// checkRestoredLocally checks that the TaskManager's subtask of vertex restored its key
+// groups from local files (the warm-up copies), downloading none of their state.
+func checkRestoredLocally(t *testing.T, c *standalone.LocalCluster, tm, vertex string) {
+	t.Helper()
+	n := strings.TrimPrefix(tm, "tm-")
+	b, err := os.ReadFile(filepath.Join(c.LogDir(), "taskmanager-"+n+".log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	re := regexp.MustCompile(`msg="restoring state".* vertex=` + vertex + ` .*local_files=(\d+) local_bytes=(\d+) downloaded_files=\d+ downloaded_bytes=(\d+)`)
+	m := re.FindStringSubmatch(string(b))
+	if m == nil {
+		t.Fatalf("%s restored no %s subtask (no \"restoring state\" line in its log)", tm, vertex)
+	}
+	if m[1] == "0" {
+		t.Errorf("%s restored %s from no local file: %s", tm, vertex, m[0])
+	}
+	t.Logf("%s restored %s with %s local file(s), %s bytes local, %s bytes downloaded", tm, vertex, m[1], m[2], m[3])
 }
 
 // Evacuating a blocked node: its TaskManager runs on until the new owners of its ranges

@@ -65,8 +65,8 @@ type Progress struct {
 // Config configures a Fetcher.
 type Config struct {
 	JobID   string
-	Storage storage.Storage // the job's checkpoint storage
-	Local   *localstate.Store
+	Storage storage.Storage   // the job's checkpoint storage
+	Local   *localstate.Store // nil: every copy fails (nothing would restore from it)
 	Report  func(Progress)
 	Logger  *slog.Logger
 }
@@ -204,6 +204,9 @@ func (f *Fetcher) run(ctx context.Context, round int64, c *copyState) {
 func (f *Fetcher) fetch(ctx context.Context, r Range, n int64) (int64, error) {
 	st := f.cfg.Storage
 	job := f.cfg.JobID
+	if f.cfg.Local == nil {
+		return 0, fmt.Errorf("warm-up of %s key groups %d-%d: this TaskManager keeps no local state (state.backend.local-recovery is off or its directory did not open): a copy would not be used", r.Vertex, r.Start, r.End)
+	}
 	data, err := storage.ReadFile(ctx, st, checkpoint.MetadataPath(job, n))
 	if err != nil {
 		return 0, fmt.Errorf("warm-up of %s key groups %d-%d: reading checkpoint %d's %s in %s: %w", r.Vertex, r.Start, r.End, n, checkpoint.MetadataFile, st.URI(), err)

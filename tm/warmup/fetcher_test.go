@@ -188,3 +188,19 @@ func TestStopEndsTheRound(t *testing.T) {
 		t.Fatalf("report %+v after round 9 stopped, want round 10's", p)
 	}
 }
+
+// Without a local state store nothing would restore from a copy: it fails at once.
+func TestCopyWithoutLocalStateFails(t *testing.T) {
+	st, err := storage.Open(context.Background(), "file://"+t.TempDir(), storage.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	r := &reports{ch: make(chan Progress, 4)}
+	f := New(Config{JobID: job, Storage: st, Report: r.report})
+	defer f.Close()
+	f.Request(Request{Round: 1, Checkpoint: 1, Ranges: []Range{{Vertex: "map", Start: 0, End: 7}}})
+	if p := r.next(t); p.Err == nil || !strings.Contains(p.Err.Error(), "state.backend.local-recovery") {
+		t.Fatalf("report %+v, want an error naming state.backend.local-recovery", p)
+	}
+}

@@ -15,6 +15,7 @@ import (
 	"github.com/tidestream/tide/storage"
 	"github.com/tidestream/tide/stream"
 	"github.com/tidestream/tide/tm/exec"
+	"github.com/tidestream/tide/tm/localstate"
 )
 
 // checkpointsDirKey is the key of the checkpoint directory in the AM's configuration.
@@ -34,6 +35,9 @@ type heldJob struct {
 	// adopted maps an attempt number the current AM adopted to the local attempt id
 	// (it was deployed by an earlier AM, in another attempt space).
 	adopted map[int64]int64
+	// local is the local state store (nil without local recovery); warm-up and standby
+	// copies go there too.
+	localState *localstate.Store
 }
 
 // close cancels every subtask and closes the storage.
@@ -91,9 +95,14 @@ func (w *worker) jobFor(ctx context.Context, reg *rpc.Registered, log *slog.Logg
 		_ = st.Close()
 		return nil, fmt.Errorf("TaskManager %s: %w", w.cfg.ID, err)
 	}
+	if warmupsWanted(reg.GetConfig()) && !backend.LocalRecovery {
+		log.Info("warm-up or standby copies configured: local recovery on, so restores read the copies")
+		backend.LocalRecovery = true
+	}
 	h := &heldJob{jobID: reg.GetJobId(), st: st, relay: newRelay(), adopted: map[int64]int64{}}
+	h.localState = openLocalState(backend, w.cfg.ID, log)
 	h.ex = exec.NewExecutor(exec.Config{JobID: reg.GetJobId(), Job: job, TaskManagerID: w.cfg.ID,
-		Storage: st, Plane: w.plane, StateBackend: backend, LocalState: openLocalState(backend, w.cfg.ID, log), Reporter: h.relay, Logger: w.log})
+		Storage: st, Plane: w.plane, StateBackend: backend, LocalState: h.localState, Reporter: h.relay, Logger: w.log})
 	w.held = h
 	return h, nil
 }
@@ -122,10 +131,7 @@ func (w *worker) serve(ctx context.Context, c *connection) (outcome, error) {
 			w.closeHeld()
 		}
 	}()
-	fetcher, err := w.newFetcher(reg.GetJobId(), h.st, sess, log)
-	if err != nil {
-		return outcomeStopped, err
-	}
+	fetcher := w.newFetcher(reg.GetJobId(), h.st, h.localState, sess, log)
 	defer fetcher.Close()
 	log.Info("registered with the AM", "am", w.am, "kept_subtasks", len(c.reported))
 

@@ -47,7 +47,6 @@ func Run(ctx context.Context, cfg Config) error {
 		defer w.addrFile.close()
 		log.Info("following the AM address file across AM restarts", "file", cfg.AMAddressFile)
 	}
-	defer w.local.remove(log)
 	return w.run(ctx)
 }
 
@@ -57,7 +56,6 @@ type worker struct {
 	plane    *netplane.Plane
 	am       string       // the AM's address now; the address file may move it
 	addrFile *addressFile // nil without Config.AMAddressFile
-	local    localStates  // the local state store, opened on first use
 	// held is the job whose subtasks run here; it survives losing the AM (nil: none).
 	held *heldJob
 }
