@@ -128,7 +128,7 @@ func New(cfg Config) (*AM, error) {
 	a.src.open(context.Background(), cfg.Storage, cfg.JobID, a.post)
 	a.driver = cfg.Driver
 	if a.driver == nil {
-		a.driver = standalone.New(a.disconnect, log)
+		a.driver = standalone.New(log)
 	}
 	var serverOpts []grpc.ServerOption
 	if cfg.InternalSecret.Set() {
@@ -371,28 +371,5 @@ func (a *AM) driverEvents() drivers.EventHandler {
 		Error: func(err error) {
 			a.post(func() { a.step(core.DriverFatalError{Error: err.Error()}) })
 		},
-	}
-}
-
-// disconnect is the standalone driver's Disconnector: it sends Disconnect to a released
-// TaskManager and ends its stream.
-func (a *AM) disconnect(_ context.Context, id core.TaskManagerID, reason string) error {
-	errc := make(chan error, 1)
-	if !a.post(func() {
-		s, ok := a.sessions[id]
-		if !ok {
-			errc <- fmt.Errorf("TaskManager %s: not connected", id)
-			return
-		}
-		s.sendAndClose(disconnectMsg(reason))
-		errc <- nil
-	}) {
-		return fmt.Errorf("disconnect TaskManager %s: AM loop stopped", id)
-	}
-	select {
-	case err := <-errc:
-		return err
-	case <-a.loopDone:
-		return fmt.Errorf("disconnect TaskManager %s: AM loop stopped", id)
 	}
 }

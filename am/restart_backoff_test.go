@@ -62,7 +62,7 @@ func TestKeepTaskManagersOnlyStandalone(t *testing.T) {
 		want   bool
 	}{
 		{"no driver (standalone)", nil, true},
-		{"standalone driver", standalone.New(nil, nil), true},
+		{"standalone driver", standalone.New(nil), true},
 		{"active driver that admits", admittingDriver{}, false},
 	}
 	for _, tt := range tests {

@@ -13,14 +13,9 @@ import (
 // Name is the standalone driver's registry name.
 const Name = "standalone"
 
-// Disconnector closes a TaskManager's connection to the AM (the AM implements it by
-// sending Disconnect and ending the stream). A released standalone TaskManager exits.
-type Disconnector func(ctx context.Context, id core.TaskManagerID, reason string) error
-
 // Driver is the passive standalone driver.
 type Driver struct {
-	disconnect Disconnector
-	log        *slog.Logger
+	log *slog.Logger
 
 	mu       sync.Mutex
 	started  bool
@@ -37,17 +32,17 @@ var (
 	_ drivers.Admitter = (*Driver)(nil)
 )
 
-// New returns a standalone driver that disconnects released workers through disconnect.
-func New(disconnect Disconnector, log *slog.Logger) *Driver {
+// New returns a standalone driver.
+func New(log *slog.Logger) *Driver {
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Driver{disconnect: disconnect, log: log, workers: map[core.TaskManagerID]core.NodeID{}}
+	return &Driver{log: log, workers: map[core.TaskManagerID]core.NodeID{}}
 }
 
-// Factory returns a drivers.Factory building standalone drivers around disconnect.
-func Factory(disconnect Disconnector, log *slog.Logger) drivers.Factory {
-	return func(map[string]string) (drivers.Driver, error) { return New(disconnect, log), nil }
+// Factory returns a drivers.Factory building standalone drivers.
+func Factory(log *slog.Logger) drivers.Factory {
+	return func(map[string]string) (drivers.Driver, error) { return New(log), nil }
 }
 
 func (d *Driver) Name() string { return Name }
@@ -102,9 +97,12 @@ func (d *Driver) Forget(id core.TaskManagerID) {
 	d.mu.Unlock()
 }
 
-// ReleaseWorker disconnects the TaskManager; OnWorkerTerminated follows once the
-// disconnect is done, always after ReleaseWorker returned.
-func (d *Driver) ReleaseWorker(ctx context.Context, id core.TaskManagerID) error {
+// ReleaseWorker forgets the TaskManager and reports it terminated, always after
+// ReleaseWorker returned. The AM has told the TaskManager to go already: it sends
+// Disconnect on every release, whatever the driver (am/effects.go); and the AM keeps
+// standalone TaskManagers (core.Options.KeepTaskManagers), so it only drops their
+// connections and never calls ReleaseWorker for them.
+func (d *Driver) ReleaseWorker(_ context.Context, id core.TaskManagerID) error {
 	d.mu.Lock()
 	if err := d.check(); err != nil {
 		d.mu.Unlock()
@@ -121,14 +119,7 @@ func (d *Driver) ReleaseWorker(ctx context.Context, id core.TaskManagerID) error
 
 	go func() {
 		defer d.pending.Done()
-		reason := "released by the AM"
-		if d.disconnect != nil {
-			if err := d.disconnect(context.WithoutCancel(ctx), id, reason); err != nil {
-				d.log.Warn("disconnecting released TaskManager failed", "taskmanager", id, "err", err)
-				reason = fmt.Sprintf("released by the AM (disconnect failed: %v)", err)
-			}
-		}
-		handler.OnWorkerTerminated(id, reason)
+		handler.OnWorkerTerminated(id, "released by the AM")
 	}()
 	return nil
 }
