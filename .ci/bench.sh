@@ -56,6 +56,8 @@ if command -v java >/dev/null && command -v mvn >/dev/null; then
     section "checkpoint duration of CheckableCount: file:// vs hdfs://"
     test/e2e/bench_hdfs.sh | tee "$out/checkpoint.txt"
   fi
+  section "keyed state of one subtask, 100 MiB and 1 GiB on pebble: checkpoint time and bytes (full, incremental, incremental after 1% of keys changed), restores from HDFS and from local files and of half the key groups, state updates/s during an upload against steady, RSS; next to the heap backend and a plain copy of the same bytes; file:// and hdfs://"
+  TIDE_BENCH_STATE_1G=1 TIDE_HADOOP_ENV="$PWD/.cache/hadoop/env" go test -run '^$' -bench StateBackends -benchtime 1x -timeout 90m ./tm/exec/ | tee "$out/state.txt"
   section "YARN: tide run to RUNNING, container allocation to TaskManager registered, next to the AM heartbeat"
   test/e2e/bench_yarn.sh | tee "$out/yarn.txt"
   section "Kafka: KafkaCount (Kafka -> keyBy -> Kafka, p=2) exactly-once and at-least-once, next to the broker's own producer/consumer on the same topic"
@@ -63,5 +65,7 @@ if command -v java >/dev/null && command -v mvn >/dev/null; then
   TIDE_REQUIRE_KAFKA=1 go test -run '^$' -bench KafkaCount -benchtime 1x ./test/kafka/e2e/ | tee "$out/kafka.txt"
 else
   section "HDFS and YARN benchmarks skipped: no Java/Maven on this machine"
+  section "keyed state of one subtask, 100 MiB and 1 GiB on pebble (file:// only): full vs incremental checkpoints, restores, updates/s during an upload, next to the heap backend and a plain copy"
+  TIDE_BENCH_STATE_1G=1 go test -run '^$' -bench StateBackends -benchtime 1x -timeout 90m ./tm/exec/ | tee "$out/state.txt"
 fi
 printf '\nall figures are also in %s/\n' "$out"
