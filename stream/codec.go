@@ -24,6 +24,9 @@ var ErrShortBuffer = errors.New("stream: short buffer")
 type anyCodec interface {
 	appendAny(dst []byte, v any) []byte
 	decodeAny(src []byte) (any, error)
+	// outputCollector and newBatch are the unboxed paths (typed.go).
+	outputCollector(r RecordRouter, outs []VertexOutput) Collector
+	newBatch() RecordBatch
 }
 
 type erased[T any] struct{ c Codec[T] }

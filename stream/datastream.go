@@ -83,8 +83,14 @@ type mapOp[In, Out any] struct {
 }
 
 func (o *mapOp[In, Out]) Process(v any, ts int64, out Collector) error {
-	return out.Collect(o.fn(v.(In)), ts)
+	return o.processTyped(v.(In), ts, out)
 }
+
+func (o *mapOp[In, Out]) processTyped(v In, ts int64, out Collector) error {
+	return collectTo(out, o.fn(v), ts)
+}
+
+func (o *mapOp[In, Out]) link(next Collector) Collector { return linkTyped[In](o, next) }
 
 type filterOp[T any] struct {
 	BaseOperator
@@ -92,34 +98,53 @@ type filterOp[T any] struct {
 }
 
 func (o *filterOp[T]) Process(v any, ts int64, out Collector) error {
-	if o.keep(v.(T)) {
-		return out.Collect(v, ts)
+	return o.processTyped(v.(T), ts, out)
+}
+
+func (o *filterOp[T]) processTyped(v T, ts int64, out Collector) error {
+	if o.keep(v) {
+		return collectTo(out, v, ts)
 	}
 	return nil
 }
+
+func (o *filterOp[T]) link(next Collector) Collector { return linkTyped[T](o, next) }
 
 type flatMapOp[In, Out any] struct {
 	BaseOperator
 	fn  func(In, func(Out))
 	err error
-	// The record being processed: emitF, bound once, emits into out with ts (a closure
-	// per record would allocate).
+	// The record being processed: emitF, bound once, emits into out (or typed, when out
+	// takes Out unboxed) with ts (a closure per record would allocate).
 	out   Collector
+	typed typedCollector[Out]
 	ts    int64
 	emitF func(Out)
 }
 
 func (o *flatMapOp[In, Out]) emit(r Out) {
-	if o.err == nil {
+	if o.err != nil {
+		return
+	}
+	if o.typed != nil {
+		o.err = o.typed.collectTyped(r, o.ts)
+	} else {
 		o.err = o.out.Collect(r, o.ts)
 	}
 }
 
 func (o *flatMapOp[In, Out]) Process(v any, ts int64, out Collector) error {
+	return o.processTyped(v.(In), ts, out)
+}
+
+func (o *flatMapOp[In, Out]) processTyped(v In, ts int64, out Collector) error {
 	if o.emitF == nil {
 		o.emitF = o.emit
 	}
 	o.err, o.out, o.ts = nil, out, ts
-	o.fn(v.(In), o.emitF)
+	o.typed, _ = out.(typedCollector[Out])
+	o.fn(v, o.emitF)
 	return o.err
 }
+
+func (o *flatMapOp[In, Out]) link(next Collector) Collector { return linkTyped[In](o, next) }

@@ -35,6 +35,7 @@ type node struct {
 	input       *node
 	edge        jobgraph.EdgeKind
 	keyHash     func(any) uint64
+	keyHashT    any // keyHash as func(T) uint64 of the input's record type T
 	codec       anyCodec
 	parallelism int
 	consumers   []*node
@@ -130,6 +131,8 @@ type VertexOutput struct {
 	// KeyHash hashes a record's key for HASH edges.
 	KeyHash func(any) uint64
 	codec   anyCodec
+	// keyHashTyped is KeyHash as func(T) uint64 (T the record type), or nil.
+	keyHashTyped any
 }
 
 // EdgeName names the edge from one vertex to another ("<from>-><to>"), as the data plane does.
@@ -181,7 +184,7 @@ func (j *Job) Vertices() ([]*Vertex, error) {
 		if n.input != nil {
 			from := vertexOf[n.input]
 			v.Inputs = append(v.Inputs, VertexInput{From: from.ID, Kind: n.edge, codec: n.input.codec})
-			from.Outputs = append(from.Outputs, VertexOutput{To: v.ID, Kind: n.edge, KeyHash: n.keyHash, codec: n.input.codec})
+			from.Outputs = append(from.Outputs, VertexOutput{To: v.ID, Kind: n.edge, KeyHash: n.keyHash, codec: n.input.codec, keyHashTyped: n.keyHashT})
 		}
 	}
 	j.vertices = vertices

@@ -36,6 +36,8 @@ func (ks KeyedStream[T, K]) hashFor() func(any) uint64 {
 func addKeyed[T any, K Key, Out any](ks KeyedStream[T, K], name string, newOp func() Operator) DataStream[Out] {
 	out := addOp[T, Out](ks.in, name, jobgraph.Hash, newOp)
 	out.node.keyHash = ks.hashFor()
+	key := ks.key
+	out.node.keyHashT = func(v T) uint64 { return HashKey(key(v)) }
 	out.node.parallelism = ks.in.job.parallelism
 	return out
 }

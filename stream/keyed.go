@@ -33,6 +33,7 @@ type keyedOp[T any, K Key, S any, O any] struct {
 	rt    Runtime
 	state *KeyedState[K, S]
 	out   Collector
+	typed typedCollector[O] // out, when it takes O unboxed
 	err   error
 	emitF func(O, int64) // o.emit, bound once: a method value per record would allocate
 }
@@ -45,20 +46,35 @@ func (o *keyedOp[T, K, S, O]) Open(_ context.Context, rt Runtime, restored State
 }
 
 func (o *keyedOp[T, K, S, O]) emit(v O, ts int64) {
-	if o.err == nil {
+	if o.err != nil {
+		return
+	}
+	if o.typed != nil {
+		o.err = o.typed.collectTyped(v, ts)
+	} else {
 		o.err = o.out.Collect(v, ts)
 	}
 }
 
+func (o *keyedOp[T, K, S, O]) link(next Collector) Collector { return linkTyped[T](o, next) }
+
 func (o *keyedOp[T, K, S, O]) Process(v any, ts int64, out Collector) error {
-	rec := v.(T)
+	return o.processTyped(v.(T), ts, out)
+}
+
+func (o *keyedOp[T, K, S, O]) setOut(out Collector) {
+	o.out, o.err = out, nil
+	o.typed, _ = out.(typedCollector[O])
+}
+
+func (o *keyedOp[T, K, S, O]) processTyped(rec T, ts int64, out Collector) error {
 	k := o.key(rec)
 	s := o.state.Get(k)
 	fresh := s == nil
 	if fresh {
 		s = new(S)
 	}
-	o.out, o.err = out, nil
+	o.setOut(out)
 	keep := o.f.OnRecord(k, s, rec, ts, o.emitF)
 	switch {
 	case !keep && !fresh:
@@ -80,7 +96,7 @@ func (o *keyedOp[T, K, S, O]) EndInput(_ context.Context, out Collector) error {
 	if o.f.OnEnd == nil {
 		return nil
 	}
-	o.out, o.err = out, nil
+	o.setOut(out)
 	o.state.Range(func(k K, s *S) bool {
 		o.f.OnEnd(k, s, o.emitF)
 		return o.err == nil
@@ -104,7 +120,7 @@ func Reduce[T any, K Key](ks KeyedStream[T, K], name string, fn func(acc, v T) T
 			emit(s.V, ts)
 			return true
 		},
-		StateCodec: reduceCodec[T]{inner: ks.in.node.codec},
+		StateCodec: reduceCodec[T]{inner: ks.in.node.codec.(erased[T]).c},
 	})
 	out.node.codec = ks.in.node.codec
 	return out
@@ -115,17 +131,17 @@ type reduceState[T any] struct {
 	V   T
 }
 
-type reduceCodec[T any] struct{ inner anyCodec }
+type reduceCodec[T any] struct{ inner Codec[T] }
 
 func (c reduceCodec[T]) Append(dst []byte, s reduceState[T]) []byte {
-	return c.inner.appendAny(dst, s.V)
+	return c.inner.Append(dst, s.V)
 }
 func (c reduceCodec[T]) Decode(src []byte) (reduceState[T], error) {
-	v, err := c.inner.decodeAny(src)
+	v, err := c.inner.Decode(src)
 	if err != nil {
 		return reduceState[T]{}, err
 	}
-	return reduceState[T]{Set: true, V: v.(T)}, nil
+	return reduceState[T]{Set: true, V: v}, nil
 }
 
 // EmitMode says when a keyed aggregation emits its results.

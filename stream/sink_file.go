@@ -179,13 +179,19 @@ func (o *fileSinkOp[T]) openFile() error {
 	return nil
 }
 
-func (o *fileSinkOp[T]) Process(v any, _ int64, _ Collector) error {
+func (o *fileSinkOp[T]) link(next Collector) Collector { return linkTyped[T](o, next) }
+
+func (o *fileSinkOp[T]) Process(v any, ts int64, out Collector) error {
+	return o.processTyped(v.(T), ts, out)
+}
+
+func (o *fileSinkOp[T]) processTyped(v T, _ int64, _ Collector) error {
 	if o.cur == nil {
 		if err := o.openFile(); err != nil {
 			return err
 		}
 	}
-	if _, err := o.curW.WriteString(o.format(v.(T))); err != nil {
+	if _, err := o.curW.WriteString(o.format(v)); err != nil {
 		return fmt.Errorf("file sink %s: writing %s: %w", o.rt.OperatorID, o.curTmp, err)
 	}
 	if err := o.curW.WriteByte('\n'); err != nil {

@@ -26,7 +26,7 @@ const (
 type event struct {
 	kind  eventKind
 	input int
-	v     any
+	rec   int // a record's index in its batch's recs
 	ts    int64
 	id    int64
 	err   error
@@ -39,28 +39,40 @@ type inputChan struct {
 	spec   stream.VertexInput
 	resume chan struct{}
 	m      *taskMetrics
+	free   batches // batches the task processed, for reuse: room for as many as can be in flight
 }
 
 // maxBatch bounds the events one channel hands to the task at once.
 const maxBatch = 256
 
-// batches recycles the event slices the inputs hand to the task loop.
-type batches chan []event
+// batch is what one channel hands to the task at once: events in order and the records
+// they carry, decoded unboxed.
+type batch struct {
+	events []event
+	recs   stream.RecordBatch
+	from   *inputChan
+}
 
-func (b batches) get() []event {
+// batches recycles a channel's batches.
+type batches chan *batch
+
+// get returns an empty batch of c.
+func (c *inputChan) get() *batch {
 	select {
-	case s := <-b:
-		return s[:0]
+	case b := <-c.free:
+		return b
 	default:
-		return make([]event, 0, maxBatch)
+		return &batch{events: make([]event, 0, maxBatch), recs: c.spec.NewBatch(), from: c}
 	}
 }
 
-// put returns a batch the task has processed (its references cleared).
-func (b batches) put(s []event) {
-	clear(s)
+// release returns a batch the task has processed to its channel (its references cleared).
+func (b *batch) release() {
+	clear(b.events)
+	b.events = b.events[:0]
+	b.recs.Reset()
 	select {
-	case b <- s[:0]:
+	case b.from.free <- b:
 	default:
 	}
 }
@@ -70,22 +82,22 @@ func (b batches) put(s []event) {
 // cross to the task in batches: as many as the channel holds ready (up to maxBatch), so a
 // busy channel costs one channel hop per batch and an idle one hands each record on at
 // once.
-func (c *inputChan) read(ctx context.Context, events chan<- []event, free batches) {
-	batch := free.get()
+func (c *inputChan) read(ctx context.Context, events chan<- *batch) {
+	b := c.get()
 	sendBatch := func() bool {
-		if len(batch) == 0 {
+		if len(b.events) == 0 {
 			return true
 		}
 		select {
-		case events <- batch:
-			batch = free.get()
+		case events <- b:
+			b = c.get()
 			return true
 		case <-ctx.Done():
 			return false
 		}
 	}
 	send := func(ev event) bool {
-		batch = append(batch, ev)
+		b.events = append(b.events, ev)
 		return sendBatch()
 	}
 	defer func() {
@@ -94,7 +106,7 @@ func (c *inputChan) read(ctx context.Context, events chan<- []event, free batche
 		}
 	}()
 	for {
-		b, err := c.in.Next(ctx)
+		raw, err := c.in.Next(ctx)
 		if errors.Is(err, io.EOF) {
 			send(event{kind: evEnd, input: c.idx})
 			return
@@ -106,9 +118,9 @@ func (c *inputChan) read(ctx context.Context, events chan<- []event, free batche
 			return
 		}
 		if c.m.on {
-			c.m.bytesIn.Add(int64(len(b)))
+			c.m.bytesIn.Add(int64(len(raw)))
 		}
-		m, err := parseMessage(b)
+		m, err := parseMessage(raw)
 		if err != nil {
 			send(event{kind: evError, input: c.idx, err: fmt.Errorf("input %s: %w", c.in.ID(), err)})
 			return
@@ -117,7 +129,7 @@ func (c *inputChan) read(ctx context.Context, events chan<- []event, free batche
 		switch m.tag {
 		case tagRecord, tagRecordTs:
 			ev.kind = evRecord
-			if ev.v, err = c.spec.Decode(m.payload); err != nil {
+			if ev.rec, err = b.recs.Decode(m.payload); err != nil {
 				send(event{kind: evError, input: c.idx, err: fmt.Errorf("decoding a record from %s: %w", c.in.ID(), err)})
 				return
 			}
@@ -128,8 +140,8 @@ func (c *inputChan) read(ctx context.Context, events chan<- []event, free batche
 		case tagEndOfData:
 			ev.kind = evEndOfData
 		}
-		batch = append(batch, ev)
-		if (ev.kind != evRecord || len(batch) == maxBatch || !c.in.Ready()) && !sendBatch() {
+		b.events = append(b.events, ev)
+		if (ev.kind != evRecord || len(b.events) == maxBatch || !c.in.Ready()) && !sendBatch() {
 			return
 		}
 		if ev.kind == evBarrier {

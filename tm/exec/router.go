@@ -27,24 +27,46 @@ type edgeOut struct {
 // to the consumer each edge picks (FORWARD: the one; HASH: by key group; REBALANCE: round
 // robin). Watermarks and barriers go to every consumer.
 type router struct {
-	ctx   context.Context
-	edges []*edgeOut
-	buf   []byte
-	sent  int64
-	m     *taskMetrics
+	ctx    context.Context
+	edges  []*edgeOut
+	buf    []byte
+	enc    []byte   // a boxed record's encoding (Collect)
+	hashes []uint64 // its key hash per edge (Collect)
+	sent   int64
+	m      *taskMetrics
 }
 
+// Collect encodes a boxed record (the vertex's stream.OutputCollector hands typed records
+// to Route instead).
 func (r *router) Collect(v any, ts int64) error {
 	if len(r.edges) == 0 {
 		return nil
 	}
+	r.enc = r.edges[0].spec.Append(r.enc[:0], v)
+	if len(r.hashes) != len(r.edges) {
+		r.hashes = make([]uint64, len(r.edges))
+	}
+	for i, e := range r.edges {
+		if e.spec.Kind == jobgraph.Hash {
+			r.hashes[i] = e.spec.KeyHash(v)
+		}
+	}
+	return r.Route(ts, r.enc, r.hashes)
+}
+
+// Route writes one encoded record to the consumer each edge picks; hashes[i] is the key
+// hash of edges[i]'s record.
+func (r *router) Route(ts int64, payload []byte, hashes []uint64) error {
+	if len(r.edges) == 0 {
+		return nil
+	}
 	r.buf = appendRecordHeader(r.buf[:0], ts)
-	r.buf = r.edges[0].spec.Append(r.buf, v)
-	for _, e := range r.edges {
+	r.buf = append(r.buf, payload...)
+	for i, e := range r.edges {
 		target := 0
 		switch e.spec.Kind {
 		case jobgraph.Hash:
-			kg := jobgraph.KeyGroupFor(e.spec.KeyHash(v), e.maxP)
+			kg := jobgraph.KeyGroupFor(hashes[i], e.maxP)
 			if e.owners != nil {
 				target = int(e.owners[kg])
 			} else {

@@ -42,10 +42,9 @@ type task struct {
 	head            stream.Collector
 	router          *router
 	inputs          []*inputChan
-	events          chan []event // batches from the inputs
-	free            batches      // processed batches, for reuse
-	pending         []event      // the batch being processed
-	next            int          // its next event
+	events          chan *batch // batches from the inputs
+	pending         *batch      // the batch being processed
+	next            int         // its next event
 	reader          stream.SourceReader
 	wmGen           stream.WatermarkGenerator
 	watermark       int64
@@ -235,8 +234,7 @@ func (t *task) openOutputs(ctx context.Context) error {
 }
 
 func (t *task) openInputs(ctx context.Context, wg *sync.WaitGroup) {
-	t.events = make(chan []event, 8)
-	t.free = make(batches, 16)
+	t.events = make(chan *batch, 8)
 	for _, in := range t.vertex.Inputs {
 		vp := t.plan.parallelism[in.From]
 		producers := []int{t.index}
@@ -248,7 +246,7 @@ func (t *task) openInputs(ctx context.Context, wg *sync.WaitGroup) {
 		}
 		for _, j := range producers {
 			id := netplane.ChannelID{Attempt: t.a.id, Edge: stream.EdgeName(in.From, t.vertex.ID), Producer: j, Consumer: t.index}
-			c := &inputChan{idx: len(t.inputs), in: t.e.cfg.Plane.OpenInput(id), spec: in, resume: make(chan struct{}, 1), m: t.metrics}
+			c := &inputChan{idx: len(t.inputs), in: t.e.cfg.Plane.OpenInput(id), spec: in, resume: make(chan struct{}, 1), m: t.metrics, free: make(batches, cap(t.events)+2)}
 			t.inputs = append(t.inputs, c)
 		}
 	}
@@ -256,7 +254,7 @@ func (t *task) openInputs(ctx context.Context, wg *sync.WaitGroup) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			c.read(ctx, t.events, t.free)
+			c.read(ctx, t.events)
 		}()
 	}
 }
@@ -276,10 +274,10 @@ const splitsState = "splits"
 func (t *task) openOperators(ctx context.Context, restore stateSource) error {
 	t.chain = t.vertex.NewChain()
 	t.colls = make([]stream.Collector, len(t.chain))
-	var next stream.Collector = t.router
+	next := t.vertex.OutputCollector(t.router)
 	for i := len(t.chain) - 1; i >= 0; i-- {
 		t.colls[i] = next
-		next = &link{op: t.chain[i].Operator, next: next, t: t}
+		next = stream.Link(t.chain[i].Operator, next)
 	}
 	t.head = next
 	if err := t.openBackend(); err != nil {
@@ -336,15 +334,6 @@ func (t *task) closeOperators() {
 	}
 	t.closeBackend()
 }
-
-// link feeds one chained operator.
-type link struct {
-	op   stream.Operator
-	next stream.Collector
-	t    *task
-}
-
-func (l *link) Collect(v any, ts int64) error { return l.op.Process(v, ts, l.next) }
 
 // advanceWatermark passes a watermark through the chain and on to the consumers.
 func (t *task) advanceWatermark(wm int64) error {

@@ -94,7 +94,7 @@ func (t *task) runInputs(ctx context.Context) error {
 				if t.metrics.on {
 					t.metrics.recordsIn.Add(1)
 				}
-				if err := t.head.Collect(ev.v, ev.ts); err != nil {
+				if err := t.pending.recs.Emit(ev.rec, ev.ts, t.head); err != nil {
 					return err
 				}
 			case evWatermark:
@@ -134,16 +134,16 @@ func (t *task) runInputs(ctx context.Context) error {
 // picked at random, so neither starves the other. Time spent waiting for either counts as
 // idle.
 func (t *task) nextEvent(ctx context.Context) (ev event, mail bool, err error) {
-	if t.next < len(t.pending) {
-		ev = t.pending[t.next]
+	if t.pending != nil && t.next < len(t.pending.events) {
+		ev = t.pending.events[t.next]
 		t.next++
 		return ev, false, nil
 	}
 	if t.pending != nil {
-		t.free.put(t.pending)
+		t.pending.release()
 		t.pending, t.next = nil, 0
 	}
-	var batch []event
+	var batch *batch
 	select {
 	case batch = <-t.events:
 	case <-t.mail.signal:
@@ -162,5 +162,5 @@ func (t *task) nextEvent(ctx context.Context) (ev event, mail bool, err error) {
 		}
 	}
 	t.pending, t.next = batch, 1
-	return batch[0], false, nil
+	return batch.events[0], false, nil
 }
