@@ -14,7 +14,8 @@ import (
 // A pod's service-account identity. A real kubelet mounts a token at
 // /var/run/secrets/kubernetes.io/serviceaccount, a path client-go's in-cluster configuration
 // reads as is and the test kubelet cannot map (see the package doc). Instead it asks the API
-// server for a token of the pod's service account (TokenRequest, bound to the pod) and writes
+// server for a token of the pod's service account ("default" when the pod names none;
+// TokenRequest, bound to the pod when it names its account) and writes
 // a kubeconfig holding it to <pod dir>/serviceaccount/kubeconfig, which the containers get as
 // KUBECONFIG (unless they set KUBECONFIG themselves): a process in the pod talks to the API
 // server as system:serviceaccount:<namespace>:<account>, so RBAC applies as on a real cluster.
@@ -41,10 +42,13 @@ func (k *Kubelet) serviceAccountKubeconfig(ctx context.Context, p *corev1.Pod, p
 		return "", nil
 	}
 	exp := int64(serviceAccountLifetime)
-	tr, err := k.cfg.Client.CoreV1().ServiceAccounts(p.Namespace).CreateToken(ctx, name, &authenticationv1.TokenRequest{
-		Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: &exp,
-			BoundObjectRef: &authenticationv1.BoundObjectReference{Kind: "Pod", APIVersion: "v1", Name: p.Name, UID: p.UID}},
-	}, metav1.CreateOptions{})
+	spec := authenticationv1.TokenRequestSpec{ExpirationSeconds: &exp}
+	if p.Spec.ServiceAccountName != "" {
+		// The API server binds a token to a pod only if the pod names the account; with
+		// ServiceAccount admission off, a pod that names none keeps an empty name.
+		spec.BoundObjectRef = &authenticationv1.BoundObjectReference{Kind: "Pod", APIVersion: "v1", Name: p.Name, UID: p.UID}
+	}
+	tr, err := k.cfg.Client.CoreV1().ServiceAccounts(p.Namespace).CreateToken(ctx, name, &authenticationv1.TokenRequest{Spec: spec}, metav1.CreateOptions{})
 	if err != nil {
 		return "", errNotReady{fmt.Sprintf("token of service account %s/%s: %v", p.Namespace, name, err)}
 	}
