@@ -11,7 +11,11 @@ race_flag=""
 
 hadoop_started=0
 kafka_started=0
+kube_started=0
 stop_clusters() {
+  if [ "$kube_started" = 1 ]; then
+    make --no-print-directory k8s-down || true
+  fi
   if [ "$hadoop_started" = 1 ]; then
     make --no-print-directory hadoop-down || true
   fi
@@ -45,6 +49,23 @@ elif [ "${CI:-}" = true ]; then
 else
   echo "==> Java/Maven not found: Kafka tests will skip"
   export TIDE_REQUIRE_KAFKA=0
+fi
+
+# The Kubernetes control plane (etcd, kube-apiserver, kube-scheduler, kube-controller-manager
+# built from Go modules, plus the process kubelet) for the kube driver's real-API tests. The
+# first build takes 10+ minutes on 2 cores; the binaries are cached in $HOME/.cache/tide, so
+# later runs on the same machine start in seconds. TIDE_KUBE=0 skips it outside CI.
+if [ "${TIDE_KUBE:-1}" != 0 ] || [ "${CI:-}" = true ]; then
+  echo "==> building the Kubernetes binaries and starting the control plane (make k8s-up)"
+  kube_t0=$(date +%s)
+  make --no-print-directory k8s-up
+  kube_started=1
+  echo "==> Kubernetes control plane up in $(( $(date +%s) - kube_t0 )) s"
+  export TIDE_KUBE_ENV="$PWD/.cache/kube/env"
+  export TIDE_REQUIRE_KUBE=1
+else
+  echo "==> TIDE_KUBE=0: Kubernetes real-API tests will skip"
+  export TIDE_REQUIRE_KUBE=0
 fi
 
 # The web page's browser test (test/e2e) needs headless Chromium; CI installs Debian's.
