@@ -425,4 +425,3 @@ func TestRealAPISecondDriverAdoptsRunningPods(t *testing.T) {
 	}
 	c.waitRegistered(t, d2, id)
 }
-
