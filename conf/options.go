@@ -358,7 +358,7 @@ var (
 	// StateBackendPebbleLocalDir is where the pebble backend keeps its files.
 	StateBackendPebbleLocalDir = declare[string](Spec{
 		Key:         "state.backend.pebble.localdir",
-		Description: "Local directory of the pebble backend's instances (one per subtask, removed when it ends). Unset: the system temp directory.",
+		Description: "Local directory of the pebble backend's instances (one per subtask, removed when it ends). Unset: the system temp directory. A TaskManager removes the instance directories there that no live process holds (left by a TaskManager killed with SIGKILL) when it starts and when it first uses the directory.",
 	}, stringType{})
 )
 
@@ -520,6 +520,19 @@ var (
 		Key: "taskmanager.memory.process.size", Default: "1728 mb", Unit: "bytes",
 		Description: "Total memory of a TaskManager process; the container size requested on YARN and Kubernetes.",
 	}, memoryType{})
+
+	// TaskManagerMemoryManagedSize is the TaskManager's managed memory (Pebble's block cache
+	// and memtables).
+	TaskManagerMemoryManagedSize = declare[MemorySize](Spec{
+		Key: "taskmanager.memory.managed.size", Unit: "bytes",
+		Description: "Managed memory of a TaskManager: the pebble state backend's block cache and memtables, one budget shared by all its slots (memtables sized per slot from half of it). Unset: taskmanager.memory.managed.fraction of taskmanager.memory.process.size.",
+	}, memoryType{})
+
+	// TaskManagerMemoryManagedFraction derives managed memory from the process size.
+	TaskManagerMemoryManagedFraction = declare[float64](Spec{
+		Key: "taskmanager.memory.managed.fraction", Default: "0.4",
+		Description: "Share of taskmanager.memory.process.size given to managed memory when taskmanager.memory.managed.size is unset (Flink's default 0.4, taken of the whole process: a Go TaskManager has no JVM overhead or metaspace to subtract). The TaskManager also sets Go's soft memory limit (unless GOMEMLIMIT is set) to the process size minus managed memory.",
+	}, floatType{0, 1})
 )
 
 // ---- YARN --------------------------------------------------------------------------------------

@@ -149,10 +149,20 @@ func OpenPebbleFromCheckpoints(ctx context.Context, opts PebbleOptions, from, to
 	if err := os.MkdirAll(opts.Dir, 0o700); err != nil {
 		return nil, fmt.Errorf("pebble state backend: %w", err)
 	}
-	dir, err := os.MkdirTemp(opts.Dir, "tide-pebble-"+opts.Name+"-")
+	dir, lock, err := newInstanceDir(opts.Dir, opts.Name) // locked from the start: CleanStale spares it
 	if err != nil {
 		return nil, fmt.Errorf("pebble state backend: %w", err)
 	}
+	be, err := openPebbleFromCheckpointsIn(ctx, dir, opts, from, to, base, others)
+	if err != nil {
+		_ = lock.Close()
+		return nil, err
+	}
+	be.lock = lock
+	return be, nil
+}
+
+func openPebbleFromCheckpointsIn(ctx context.Context, dir string, opts PebbleOptions, from, to int, base RestoreSource, others []RestoreSource) (*PebbleBackend, error) {
 	if err := base.materialize(dir); err != nil {
 		_ = os.RemoveAll(dir)
 		return nil, fmt.Errorf("pebble state backend: restoring into %s: %w", dir, err)

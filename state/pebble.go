@@ -20,13 +20,17 @@ type PebbleOptions struct {
 	CacheSize int64
 	// MemTableSize is the memtable size in bytes (0: Pebble's default, 4 MiB).
 	MemTableSize uint64
-	Logger       *slog.Logger
+	// Memory is the TaskManager's managed memory; when set it replaces CacheSize and
+	// MemTableSize (the instance shares the TaskManager's cache and file cache).
+	Memory *Memory
+	Logger *slog.Logger
 }
 
 // PebbleBackend keeps keyed state in an embedded Pebble LSM.
 type PebbleBackend struct {
 	db   *pebble.DB
 	dir  string
+	lock *os.File // flock'ed from the directory's creation until Close (CleanStale spares it)
 	kbuf []byte
 	wo   *pebble.WriteOptions
 }
@@ -43,11 +47,17 @@ func OpenPebble(opts PebbleOptions) (*PebbleBackend, error) {
 	if err := os.MkdirAll(opts.Dir, 0o700); err != nil {
 		return nil, fmt.Errorf("pebble state backend: %w", err)
 	}
-	dir, err := os.MkdirTemp(opts.Dir, "tide-pebble-"+opts.Name+"-")
+	dir, lock, err := newInstanceDir(opts.Dir, opts.Name)
 	if err != nil {
 		return nil, fmt.Errorf("pebble state backend: %w", err)
 	}
-	return openPebbleIn(dir, opts, nil)
+	be, err := openPebbleIn(dir, opts, nil)
+	if err != nil {
+		_ = lock.Close()
+		return nil, err
+	}
+	be.lock = lock
+	return be, nil
 }
 
 // openPebbleIn opens the instance in dir (removed on failure); tune adjusts the options.
@@ -68,7 +78,9 @@ func openPebbleIn(dir string, opts PebbleOptions, tune func(*pebble.Options)) (*
 		tune(po)
 	}
 	var cache *pebble.Cache
-	if opts.CacheSize > 0 {
+	if opts.Memory != nil {
+		opts.Memory.apply(po)
+	} else if opts.CacheSize > 0 {
 		cache = pebble.NewCache(opts.CacheSize)
 		po.Cache = cache
 	}
@@ -172,6 +184,9 @@ func (p *PebbleBackend) Close() error {
 	p.db = nil
 	if rerr := os.RemoveAll(p.dir); err == nil && rerr != nil {
 		err = fmt.Errorf("pebble state backend: removing %s: %w", p.dir, rerr)
+	}
+	if p.lock != nil {
+		_ = p.lock.Close() // after the removal: CleanStale must not race it
 	}
 	return err
 }

@@ -67,7 +67,11 @@ func runTaskManager(c *cli.Context) error {
 			return fmt.Errorf("TaskManager %s: %w", id, err)
 		}
 	}
+	mem := worker.MemoryConfig{ProcessSize: conf.TaskManagerMemoryProcessSize.Get(cfg).Bytes(),
+		ManagedSize: conf.TaskManagerMemoryManagedSize.Get(cfg).Bytes(), ManagedFraction: conf.TaskManagerMemoryManagedFraction.Get(cfg)}
 	return worker.Run(ctx, worker.Config{
+		Memory:         mem,
+		PebbleLocalDir: conf.StateBackendPebbleLocalDir.Get(cfg),
 		Secret:         secret,
 		AMAddress:      net.JoinHostPort(conf.JobManagerRPCAddress.Get(cfg), strconv.Itoa(conf.JobManagerRPCPort.Get(cfg))),
 		ID:             id,

@@ -22,6 +22,9 @@ type StateBackendConfig struct {
 	// LocalDir is the local state store's directory (taskmanager.state.local.root-dirs;
 	// empty: tide-localstate-<TaskManager id> under Dir).
 	LocalDir string
+	// Memory is the TaskManager's managed memory, shared by its pebble instances (nil:
+	// Pebble's own defaults per instance).
+	Memory *state.Memory
 }
 
 // openBackend opens the subtask's keyed state backend: a fresh instance per subtask
@@ -48,6 +51,7 @@ func (t *task) pebbleOptions() state.PebbleOptions {
 	return state.PebbleOptions{
 		Dir:    t.e.cfg.StateBackend.Dir,
 		Name:   fmt.Sprintf("%s-%d-%d", t.vertex.ID, t.index, t.a.id),
+		Memory: t.e.cfg.StateBackend.Memory,
 		Logger: t.log,
 	}
 }

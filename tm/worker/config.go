@@ -42,6 +42,12 @@ type Config struct {
 	// proves it to the AM and to other TaskManagers' data planes, and requires the same of
 	// them. Required when the data plane listens off loopback.
 	Secret clusterauth.Secret
+	// Memory is taskmanager.memory.*: managed memory bounds the pebble state backend's
+	// block cache and memtables (one budget for the TaskManager).
+	Memory MemoryConfig
+	// PebbleLocalDir is the TaskManager's state.backend.pebble.localdir (empty: the temp
+	// directory), cleaned of stale instance directories at start.
+	PebbleLocalDir string
 	// DataPlane tunes the data plane (execution.buffer-timeout through
 	// netplane.Options.WithBufferTimeout); its Logger and Secret are taken from this Config.
 	DataPlane netplane.Options
@@ -60,6 +66,9 @@ func (c *Config) validate() error {
 	}
 	if c.Slots < 1 {
 		errs = append(errs, fmt.Errorf("taskmanager.numberOfTaskSlots = %d: expected at least 1", c.Slots))
+	}
+	if err := c.Memory.validate(); err != nil {
+		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/tidestream/tide/rpc"
+	"github.com/tidestream/tide/state"
 	"github.com/tidestream/tide/storage"
 	"github.com/tidestream/tide/stream"
 	"github.com/tidestream/tide/tm/exec"
@@ -98,6 +99,11 @@ func (w *worker) jobFor(ctx context.Context, reg *rpc.Registered, log *slog.Logg
 	if warmupsWanted(reg.GetConfig()) && !backend.LocalRecovery {
 		log.Info("warm-up or standby copies configured: local recovery on, so restores read the copies")
 		backend.LocalRecovery = true
+	}
+	backend.Memory = w.memory
+	w.setGoMemoryLimit(backend.Type)
+	if backend.Type == state.Pebble {
+		w.cleanPebbleDir(backend.Dir)
 	}
 	h := &heldJob{jobID: reg.GetJobId(), st: st, relay: newRelay(), adopted: map[int64]int64{}}
 	h.localState = openLocalState(backend, w.cfg.ID, log)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/tidestream/tide/internal/clusterauth"
 	"github.com/tidestream/tide/rpc"
+	"github.com/tidestream/tide/state"
 	"github.com/tidestream/tide/storage"
 	"github.com/tidestream/tide/tm/netplane"
 )
@@ -38,7 +39,15 @@ func Run(ctx context.Context, cfg Config) error {
 	defer plane.Close()
 	log.Info("TaskManager started", "slots", cfg.Slots, "dataAddress", plane.Addr(), "am", cfg.AMAddress, "build", cfg.BuildID,
 		"internal_auth", cfg.Secret.Set())
-	w := &worker{cfg: cfg, log: log, plane: plane, am: cfg.AMAddress}
+	mem, err := openMemory(cfg.Memory, cfg.Slots, log)
+	if err != nil {
+		return fmt.Errorf("TaskManager %s: %w", cfg.ID, err)
+	}
+	if mem != nil {
+		defer mem.Close()
+	}
+	w := &worker{cfg: cfg, log: log, plane: plane, am: cfg.AMAddress, memory: mem, cleaned: map[string]bool{}}
+	w.cleanPebbleDir(cfg.PebbleLocalDir)
 	if cfg.AMAddressFile != "" {
 		if w.addrFile, err = newAddressFile(cfg.AMAddressFile); err != nil {
 			return fmt.Errorf("configure TaskManager %s: %w", cfg.ID, err)
@@ -54,8 +63,10 @@ type worker struct {
 	cfg      Config
 	log      *slog.Logger
 	plane    *netplane.Plane
-	am       string       // the AM's address now; the address file may move it
-	addrFile *addressFile // nil without Config.AMAddressFile
+	am       string          // the AM's address now; the address file may move it
+	addrFile *addressFile    // nil without Config.AMAddressFile
+	memory   *state.Memory   // managed memory of the pebble instances (nil: none configured)
+	cleaned  map[string]bool // pebble local directories already cleaned of stale instances
 	// held is the job whose subtasks run here; it survives losing the AM (nil: none).
 	held *heldJob
 }
