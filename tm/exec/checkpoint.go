@@ -9,7 +9,6 @@ import (
 	"strings"
 
 	"github.com/tidestream/tide/core/checkpoint"
-	"github.com/tidestream/tide/core/jobgraph"
 	"github.com/tidestream/tide/storage"
 	"github.com/tidestream/tide/stream"
 	"github.com/tidestream/tide/tm/snapshot"
@@ -245,21 +244,16 @@ func (t *task) loadRestore(ctx context.Context) (stateSource, error) {
 	loaded := 0
 	var fetch restoreFetch
 	var dbs []dbManifest
-	oldP := 0
-	for _, st := range meta.Subtasks {
-		if st.Subtask.Vertex == t.vertex.ID {
-			oldP++
-		}
-	}
 	for _, st := range meta.Subtasks {
 		if st.Subtask.Vertex != t.vertex.ID {
 			continue
 		}
-		// Database files (incremental checkpoints) are listed by the subtask's manifest,
-		// read only when the subtask's key groups overlap this one's.
-		from, to := jobgraph.KeyGroupRange(t.maxP, oldP, st.Subtask.Index)
+		// Database files (incremental checkpoints) are listed by the subtask's manifest.
+		// Every manifest of the vertex is read (they are small): the key groups its writer
+		// owned are in the manifest, not derivable from its index, since sticky placement
+		// deploys ranges other than the equal split; restoreDB keeps the overlapping ones.
 		for _, h := range st.Handles {
-			if !strings.HasSuffix(h.Name, dbManifestSuffix) || from > t.kgEnd || to < t.kgStart {
+			if !strings.HasSuffix(h.Name, dbManifestSuffix) {
 				continue
 			}
 			man, err := t.readManifest(ctx, src, meta, h, &fetch)

@@ -36,6 +36,10 @@ type fakeAM struct {
 	// holdNotifications keeps completed checkpoints from being announced to the executors
 	// (deliverComplete sends them selectively).
 	holdNotifications bool
+	// keyGroups, when set, gives the key-group ranges of a deployment at parallelism p
+	// (one start and end per subtask, as the AM's sticky placement sends them); nil
+	// deploys the equal split.
+	keyGroups func(p int) (starts, ends []int)
 
 	mu          sync.Mutex
 	attempt     int64
@@ -175,7 +179,11 @@ func (am *fakeAM) deploy(p int) {
 	spec := exec.DeploySpec{Attempt: am.attempt, RestoreFrom: restore, CheckpointingEnabled: am.checkpointing}
 	perTM := map[*fakeTM][]exec.Subtask{}
 	for _, v := range am.graph.Vertices {
-		spec.Vertices = append(spec.Vertices, exec.VertexParallelism{Vertex: v.ID, Parallelism: p, MaxParallelism: v.EffectiveMaxParallelism()})
+		vp := exec.VertexParallelism{Vertex: v.ID, Parallelism: p, MaxParallelism: v.EffectiveMaxParallelism()}
+		if am.keyGroups != nil {
+			vp.KeyGroupStart, vp.KeyGroupEnd = am.keyGroups(p)
+		}
+		spec.Vertices = append(spec.Vertices, vp)
 		for i := range p {
 			tm := am.tms[i%len(am.tms)]
 			am.placement[key(v.ID, i)] = tm
