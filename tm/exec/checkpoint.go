@@ -248,12 +248,15 @@ func (t *task) loadRestore(ctx context.Context) (stateSource, error) {
 		if st.Subtask.Vertex != t.vertex.ID {
 			continue
 		}
-		// Database files (incremental checkpoints) are listed by the subtask's manifest.
-		// Every manifest of the vertex is read (they are small): the key groups its writer
-		// owned are in the manifest, not derivable from its index, since sticky placement
-		// deploys ranges other than the equal split; restoreDB keeps the overlapping ones.
+		// Database files (incremental checkpoints) are listed by the subtask's manifest,
+		// read only when its writer's key groups (in its name; not derivable from the
+		// writer's index, since sticky placement deploys other ranges than the equal
+		// split) overlap this subtask's. restoreDB keeps the overlapping ones.
 		for _, h := range st.Handles {
 			if !strings.HasSuffix(h.Name, dbManifestSuffix) {
+				continue
+			}
+			if from, to, ok := manifestKeyGroups(h.Name); ok && (from > t.kgEnd || to < t.kgStart) {
 				continue
 			}
 			man, err := t.readManifest(ctx, src, meta, h, &fetch)

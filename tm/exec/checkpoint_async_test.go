@@ -260,3 +260,24 @@ func TestIncrementalRestoreReadsWritersRealRanges(t *testing.T) {
 		t.Fatalf("failures: %v", am.failures)
 	}
 }
+
+func TestManifestKeyGroups(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		start, end int
+		ok         bool
+	}{
+		{"chk-3/keyed-1.kg0-63.pebble", 0, 63, true},
+		{"chk-3/keyed-1.kg64-127.pebble", 64, 127, true},
+		{"chk-3/a.kg-b-2.kg5-4.pebble", 5, 4, true}, // an empty range (start = end+1)
+		{"chk-3/keyed-1.pebble", 0, 0, false},       // a manifest named before ranges were
+		{"chk-3/keyed-1.kg9-x.pebble", 0, 0, false},
+		{"chk-3/keyed-1.kg9.pebble", 0, 0, false},
+		{"chk-3/keyed-1.kg9-3.pebble", 0, 0, false},
+	} {
+		start, end, ok := exec.ManifestKeyGroups(tc.name)
+		if ok != tc.ok || ok && (start != tc.start || end != tc.end) {
+			t.Errorf("ManifestKeyGroups(%q) = %d, %d, %v; want %d, %d, %v", tc.name, start, end, ok, tc.start, tc.end, tc.ok)
+		}
+	}
+}

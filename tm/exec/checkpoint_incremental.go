@@ -9,6 +9,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/tidestream/tide/core/checkpoint"
@@ -29,7 +31,7 @@ import (
 //     under the names they already have, not uploaded;
 //   - the other database files (MANIFEST, OPTIONS, markers) to chk-<n>/<vertex>-<subtask>.db-<file>;
 //   - the state outside the backend as the usual chk-<n>/<vertex>-<subtask>.state;
-//   - last, chk-<n>/<vertex>-<subtask>.pebble: the database's manifest, listing every file
+//   - last, chk-<n>/<vertex>-<subtask>.kg<first>-<last>.pebble: the database's manifest, listing every file
 //     with its handle name, size and the key groups a table holds.
 //
 // The acknowledgement lists all of those handles, so the checkpoint's _metadata names
@@ -40,6 +42,33 @@ import (
 
 // dbManifestSuffix ends the name of a subtask's database manifest in a checkpoint.
 const dbManifestSuffix = ".pebble"
+
+// manifestSuffix names the manifest of a subtask owning key groups start..end: the range
+// is in the name so that a restore skips the manifests of writers that cannot overlap it
+// without reading them (with local recovery, reading one would be a download).
+func manifestSuffix(start, end int) string {
+	return fmt.Sprintf(".kg%d-%d%s", start, end, dbManifestSuffix)
+}
+
+// manifestKeyGroups reads the key-group range from a manifest's name; ok is false for a
+// name without one, whose manifest must be read to know its range.
+func manifestKeyGroups(name string) (start, end int, ok bool) {
+	base := strings.TrimSuffix(name, dbManifestSuffix)
+	i := strings.LastIndex(base, ".kg")
+	if i < 0 {
+		return 0, 0, false
+	}
+	a, b, found := strings.Cut(base[i+len(".kg"):], "-")
+	if !found {
+		return 0, 0, false
+	}
+	start, err1 := strconv.Atoi(a)
+	end, err2 := strconv.Atoi(b)
+	if err1 != nil || err2 != nil || start < 0 || end < start-1 {
+		return 0, 0, false
+	}
+	return start, end, true
+}
 
 // dbManifest describes one subtask's Pebble database in a checkpoint.
 type dbManifest struct {
@@ -194,7 +223,7 @@ func (t *task) uploadIncremental(ctx context.Context, u *upload) ([]StateHandle,
 	if err != nil {
 		return nil, fmt.Errorf("encoding the database manifest: %w", err)
 	}
-	mh, localMan, err := t.writeTee(ctx, t.privateName(u.id, dbManifestSuffix), snap.dir, func(w io.Writer) (int64, error) {
+	mh, localMan, err := t.writeTee(ctx, t.privateName(u.id, manifestSuffix(t.kgStart, t.kgEnd)), snap.dir, func(w io.Writer) (int64, error) {
 		n, err := w.Write(mdata)
 		return int64(n), err
 	})

@@ -1,0 +1,4 @@
+package exec
+
+// ManifestKeyGroups exposes manifestKeyGroups to the external tests.
+var ManifestKeyGroups = manifestKeyGroups
