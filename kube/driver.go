@@ -76,11 +76,14 @@ type Driver struct {
 	attempt   int
 	nextIndex int
 	workers   map[core.TaskManagerID]*worker
-	pods      listersv1.PodNamespaceLister
-	stop      chan struct{}
-	done      sync.WaitGroup
-	events    chan func(drivers.EventHandler)
-	factory   informers.SharedInformerFactory
+	// seen are the nodes the driver's pods ran on, kept after the pods go: when the AM may
+	// not list nodes, these are the blocked nodes it can name in the NotIn term.
+	seen    map[string]bool
+	pods    listersv1.PodNamespaceLister
+	stop    chan struct{}
+	done    sync.WaitGroup
+	events  chan func(drivers.EventHandler)
+	factory informers.SharedInformerFactory
 }
 
 var (
@@ -114,7 +117,7 @@ func NewDriver(cfg DriverConfig) (*Driver, error) {
 	}
 	return &Driver{
 		cfg: cfg, log: cfg.Logger.With("driver", DriverName, "cluster", cfg.Pod.ClusterID),
-		workers: map[core.TaskManagerID]*worker{}, stop: make(chan struct{}),
+		workers: map[core.TaskManagerID]*worker{}, seen: map[string]bool{}, stop: make(chan struct{}),
 		events: make(chan func(drivers.EventHandler), 1024),
 	}, nil
 }
@@ -289,6 +292,11 @@ func (d *Driver) blockedValues(ctx context.Context) []string {
 			set[string(w.node)] = true
 		}
 	}
+	for n := range d.seen {
+		if d.blocked(core.NodeID(n)) {
+			set[n] = true
+		}
+	}
 	d.mu.Unlock()
 	out := make([]string, 0, len(set))
 	for v := range set {
@@ -425,6 +433,9 @@ func (d *Driver) onPod(obj any, gone bool) {
 	defer d.mu.Unlock()
 	if d.closed {
 		return
+	}
+	if p.Spec.NodeName != "" {
+		d.seen[p.Spec.NodeName] = true
 	}
 	w, ok := d.workers[id]
 	if !ok {
