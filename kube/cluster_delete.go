@@ -22,8 +22,14 @@ import (
 func DeleteCluster(ctx context.Context, cs kubernetes.Interface, ns, clusterID, self string) ([]string, error) {
 	var deleted []string
 	var errs []error
-	bg := metav1.DeletePropagationBackground
-	opts := metav1.DeleteOptions{PropagationPolicy: &bg}
+	// A client deletes in the background: a garbage collector, where one runs, removes the
+	// dependents too. The AM removing its own cluster orphans them instead: otherwise the
+	// collector would take its Role (and its own pod) before it is done.
+	policy := metav1.DeletePropagationBackground
+	if self != "" {
+		policy = metav1.DeletePropagationOrphan
+	}
+	opts := metav1.DeleteOptions{PropagationPolicy: &policy}
 	del := func(kind, name string, get func() (map[string]string, error), remove func() error) {
 		lbl, err := get()
 		if apierrors.IsNotFound(err) {

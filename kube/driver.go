@@ -78,12 +78,16 @@ type Driver struct {
 	workers   map[core.TaskManagerID]*worker
 	// seen are the nodes the driver's pods ran on, kept after the pods go: when the AM may
 	// not list nodes, these are the blocked nodes it can name in the NotIn term.
-	seen    map[string]bool
-	pods    listersv1.PodNamespaceLister
-	stop    chan struct{}
-	done    sync.WaitGroup
-	events  chan func(drivers.EventHandler)
-	factory informers.SharedInformerFactory
+	seen map[string]bool
+	// unclaimed are pods adopted from an earlier AM attempt that no request has taken yet:
+	// the core asks for workers without counting them, and they serve its first requests
+	// (as the YARN driver's adopted containers do).
+	unclaimed []core.TaskManagerID
+	pods      listersv1.PodNamespaceLister
+	stop      chan struct{}
+	done      sync.WaitGroup
+	events    chan func(drivers.EventHandler)
+	factory   informers.SharedInformerFactory
 }
 
 var (
@@ -223,6 +227,7 @@ func (d *Driver) recover(ctx context.Context) ([]drivers.Worker, error) {
 		st, reason, msg := podWaiting(p)
 		d.workers[id] = &worker{id: id, attempt: attempt, phase: phasePending, node: core.NodeID(p.Spec.NodeName),
 			since: time.Now(), state: st, reason: reason, message: msg}
+		d.unclaimed = append(d.unclaimed, id)
 		out = append(out, drivers.Worker{ID: id, Node: core.NodeID(p.Spec.NodeName)})
 	}
 	d.attempt = maxAttempt + 1
@@ -236,6 +241,16 @@ func (d *Driver) RequestWorker(ctx context.Context, _ drivers.WorkerSpec) (core.
 	if err := d.check(); err != nil {
 		d.mu.Unlock()
 		return "", fmt.Errorf("request TaskManager pod: %w", err)
+	}
+	for len(d.unclaimed) > 0 {
+		// A pod of a previous attempt serves this request.
+		id := d.unclaimed[0]
+		d.unclaimed = d.unclaimed[1:]
+		if w, ok := d.workers[id]; ok && (w.phase == phasePending || w.phase == phaseRegistered) {
+			d.mu.Unlock()
+			d.log.Info("a TaskManager pod of a previous attempt serves the request", "pod", id)
+			return id, nil
+		}
 	}
 	d.nextIndex++
 	name := podName(d.cfg.Pod.ClusterID, d.attempt, d.nextIndex)

@@ -218,7 +218,7 @@ func listKubeClusters(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	sel := labels.Set{kube.LabelType: kube.TypeValue, kube.LabelComponent: kube.ComponentJobManager}.String()
+	sel := labels.Set{kube.LabelType: kube.TypeValue}.String() // only a cluster's AM is a Deployment
 	deps, err := kc.AppsV1().Deployments(k.ns).List(c.Context, metav1.ListOptions{LabelSelector: sel})
 	if err != nil {
 		return fmt.Errorf("listing the tide clusters of namespace %s (kubeconfig %s): %w", k.ns, kc.Kubeconfig, err)
