@@ -79,7 +79,8 @@ func Sink[T any](s DataStream[T], name string, newOp func() Operator) {
 
 type mapOp[In, Out any] struct {
 	BaseOperator
-	fn func(In) Out
+	fn   func(In) Out
+	outs typedCache[Out]
 }
 
 func (o *mapOp[In, Out]) Process(v any, ts int64, out Collector) error {
@@ -87,7 +88,7 @@ func (o *mapOp[In, Out]) Process(v any, ts int64, out Collector) error {
 }
 
 func (o *mapOp[In, Out]) processTyped(v In, ts int64, out Collector) error {
-	return collectTo(out, o.fn(v), ts)
+	return o.outs.collect(out, o.fn(v), ts)
 }
 
 func (o *mapOp[In, Out]) link(next Collector) Collector { return linkTyped[In](o, next) }
@@ -95,6 +96,7 @@ func (o *mapOp[In, Out]) link(next Collector) Collector { return linkTyped[In](o
 type filterOp[T any] struct {
 	BaseOperator
 	keep func(T) bool
+	outs typedCache[T]
 }
 
 func (o *filterOp[T]) Process(v any, ts int64, out Collector) error {
@@ -103,7 +105,7 @@ func (o *filterOp[T]) Process(v any, ts int64, out Collector) error {
 
 func (o *filterOp[T]) processTyped(v T, ts int64, out Collector) error {
 	if o.keep(v) {
-		return collectTo(out, v, ts)
+		return o.outs.collect(out, v, ts)
 	}
 	return nil
 }
@@ -118,6 +120,7 @@ type flatMapOp[In, Out any] struct {
 	// takes Out unboxed) with ts (a closure per record would allocate).
 	out   Collector
 	typed typedCollector[Out]
+	outs  typedCache[Out]
 	ts    int64
 	emitF func(Out)
 }
@@ -142,7 +145,7 @@ func (o *flatMapOp[In, Out]) processTyped(v In, ts int64, out Collector) error {
 		o.emitF = o.emit
 	}
 	o.err, o.out, o.ts = nil, out, ts
-	o.typed, _ = out.(typedCollector[Out])
+	o.typed = o.outs.of(out)
 	o.fn(v, o.emitF)
 	return o.err
 }

@@ -34,6 +34,7 @@ type keyedOp[T any, K Key, S any, O any] struct {
 	state *KeyedState[K, S]
 	out   Collector
 	typed typedCollector[O] // out, when it takes O unboxed
+	outs  typedCache[O]
 	err   error
 	emitF func(O, int64) // o.emit, bound once: a method value per record would allocate
 }
@@ -64,7 +65,7 @@ func (o *keyedOp[T, K, S, O]) Process(v any, ts int64, out Collector) error {
 
 func (o *keyedOp[T, K, S, O]) setOut(out Collector) {
 	o.out, o.err = out, nil
-	o.typed, _ = out.(typedCollector[O])
+	o.typed = o.outs.of(out)
 }
 
 func (o *keyedOp[T, K, S, O]) processTyped(rec T, ts int64, out Collector) error {

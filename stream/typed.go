@@ -20,9 +20,31 @@ type typedProcessor[T any] interface {
 	processTyped(v T, ts int64, out Collector) error
 }
 
-// collectTo hands v to out, unboxed when out takes T.
-func collectTo[T any](out Collector, v T, ts int64) error {
-	if tc, ok := out.(typedCollector[T]); ok {
+// typedCache remembers the last Collector found to take T unboxed: the type assertion
+// to a generic interface is a runtime itab lookup, worth doing once per collector rather
+// than once per record.
+type typedCache[T any] struct {
+	out Collector // set only with tc: its dynamic type is one of this package's pointers
+	tc  typedCollector[T]
+}
+
+// of returns out as a typedCollector[T], or nil when it takes only boxed records.
+func (c *typedCache[T]) of(out Collector) typedCollector[T] {
+	// c.out's dynamic type is comparable, so comparing cannot panic on a user Collector
+	// of a non-comparable type (interfaces of different dynamic types compare unequal).
+	if c.tc != nil && c.out == out {
+		return c.tc
+	}
+	tc, ok := out.(typedCollector[T])
+	if ok {
+		c.out, c.tc = out, tc
+	}
+	return tc
+}
+
+// collect hands v to out, unboxed when out takes T.
+func (c *typedCache[T]) collect(out Collector, v T, ts int64) error {
+	if tc := c.of(out); tc != nil {
 		return tc.collectTyped(v, ts)
 	}
 	return out.Collect(v, ts)
@@ -140,6 +162,7 @@ func (in VertexInput) NewBatch() RecordBatch { return in.codec.newBatch() }
 type typedBatch[T any] struct {
 	codec Codec[T]
 	recs  []T
+	outs  typedCache[T]
 }
 
 func (e erased[T]) newBatch() RecordBatch { return &typedBatch[T]{codec: e.c} }
@@ -154,7 +177,7 @@ func (b *typedBatch[T]) Decode(payload []byte) (int, error) {
 }
 
 func (b *typedBatch[T]) Emit(i int, ts int64, out Collector) error {
-	return collectTo(out, b.recs[i], ts)
+	return b.outs.collect(out, b.recs[i], ts)
 }
 
 func (b *typedBatch[T]) Reset() {

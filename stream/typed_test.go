@@ -220,3 +220,27 @@ func (r *relay) Route(ts int64, payload []byte, _ []uint64) error {
 	}
 	return nil
 }
+
+// TestTypedCacheWithFuncCollector hands an operator that emitted into a typed link a
+// Collector of a non-comparable type next: it gets the records boxed, without a panic.
+func TestTypedCacheWithFuncCollector(t *testing.T) {
+	job := stream.NewJob("j", 1, 0)
+	n := stream.NumberSequenceSource(job, "n", stream.NumberSequence{From: 1, To: 2})
+	stream.Map(stream.Map(n, "double", func(v int64) int64 { return 2 * v }), "inc", func(v int64) int64 { return v + 1 })
+	v, err := job.Vertex("n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ops := v.NewChain()
+	double, inc := ops[0].Operator, ops[1].Operator
+	var out sliceCollector
+	if err := double.Process(int64(300), 1, stream.Link(inc, &out)); err != nil {
+		t.Fatal(err)
+	}
+	if err := double.Process(int64(400), 2, collectorFunc(func(v any, ts int64) error { return out.Collect(v, ts) })); err != nil {
+		t.Fatal(err)
+	}
+	if want := []rec{{int64(601), 1}, {int64(800), 2}}; !slices.Equal(out.out, want) {
+		t.Fatalf("got %v, want %v", out.out, want)
+	}
+}
