@@ -416,12 +416,26 @@ func TestRealAPISecondDriverAdoptsRunningPods(t *testing.T) {
 		_, err := c.cs.CoreV1().Pods(c.ns).Get(ctx, string(dead), metav1.GetOptions{})
 		return apierrors.IsNotFound(err), err
 	})
+	// The adopted pods serve driver #2's first requests (as the YARN driver's adopted
+	// containers do): no pod is created for them.
+	served := map[core.TaskManagerID]bool{}
+	for range want {
+		id, err := d2.RequestWorker(ctx, drivers.WorkerSpec{Slots: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, adopted := want[id]; !adopted || served[id] {
+			t.Errorf("driver #2's request served by %s, want one of the adopted pods %v not served yet", id, want)
+		}
+		served[id] = true
+	}
+	// The next request creates a pod named after driver #2's attempt.
 	id, err := d2.RequestWorker(ctx, drivers.WorkerSpec{Slots: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if id != "adopt-taskmanager-2-1" {
-		t.Errorf("driver #2's first pod %s, want adopt-taskmanager-2-1", id)
+		t.Errorf("driver #2's first new pod %s, want adopt-taskmanager-2-1", id)
 	}
 	c.waitRegistered(t, d2, id)
 }
