@@ -160,7 +160,7 @@ func waitPersisted(t *testing.T, get testkit.Getter, jid string, ok func(amState
 func TestAMStateSurvivesStandaloneAMKill(t *testing.T) {
 	ckpt, out := t.TempDir(), t.TempDir()
 	args := []string{"--records", "100000000", "--keys", "5", "--rate", "2000", "--output", out}
-	c, am := startAMRestartCluster(t, reactive(ckpt, "200 ms"), examples.CheckableCountName, args, 2)
+	c, am := startAMRestartCluster(t, append(reactive(ckpt, "200 ms"), "jobmanager.failover.task-adoption.timeout=0"), examples.CheckableCountName, args, 2)
 	jid := jobID(t, c)
 	waitRunningAt(t, c, jid, 2)
 	base := "http://" + c.RESTAddress()
@@ -193,7 +193,7 @@ func TestAMStateSurvivesYARNAMKill(t *testing.T) {
 	env := requireYARNAttempts(t)
 	out := t.TempDir()
 	jobArgs := []string{"--records", "100000000", "--keys", "7", "--rate", "2000", "--output", out}
-	r := startYarnRun(t, env, []string{"-Dyarn.application-attempts=2"}, jobArgs)
+	r := startYarnRun(t, env, []string{"-Dyarn.application-attempts=2", "-Djobmanager.failover.task-adoption.timeout=0"}, jobArgs)
 	jid := r.jobID(t)
 	tms := waitYarnRunning(t, r.track, jid, 2, nil)
 	blockFor30m(t, r.track, "node-outside-the-cluster")
