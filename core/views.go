@@ -137,7 +137,9 @@ func (s *Scheduler) WarmupGauges() WarmupGauges {
 }
 
 // KeyGroupPlacement returns the last deployed key-group placement by vertex.
-func (s *Scheduler) KeyGroupPlacement() map[VertexID]keygroups.Placed { return maps.Clone(s.lastKeyGroups) }
+func (s *Scheduler) KeyGroupPlacement() map[VertexID]keygroups.Placed {
+	return maps.Clone(s.lastKeyGroups)
+}
 
 // Order returns the vertices in job-graph order.
 func (s *Scheduler) Order() []VertexID { return slices.Clone(s.order) }
