@@ -70,14 +70,7 @@ func TestCheckableCountExactlyOnceWithAsyncSnapshots(t *testing.T) {
 			am.deploy(1)
 			am.waitFor("the job to finish", func() bool { return am.allInState(core.TaskFinished) })
 
-			got, err := examples.ReadCommittedOutput(out)
-			if err != nil {
-				t.Fatal(err)
-			}
-			want, _ := examples.ExpectedOutput(args)
-			if !slices.Equal(got, want) {
-				t.Fatalf("output differs from the exact answer (%d lines, want %d)", len(got), len(want))
-			}
+			checkExactOutput(t, out, args, "")
 			if fc.failed.Load() == 0 {
 				t.Fatal("no upload failed: the test did not decline a checkpoint")
 			}
@@ -151,14 +144,7 @@ func TestIncrementalCheckpointsWithLocalRecovery(t *testing.T) {
 	am.waitFor("two checkpoints at parallelism 3", func() bool { return am.completedIn >= 2 })
 	am.deploy(1)
 	am.waitFor("the job to finish", func() bool { return am.allInState(core.TaskFinished) })
-	got, err := examples.ReadCommittedOutput(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want, _ := examples.ExpectedOutput(args)
-	if !slices.Equal(got, want) {
-		t.Fatalf("output differs from the exact answer (%d lines, want %d)", len(got), len(want))
-	}
+	checkExactOutput(t, out, args, "")
 	am.mu.Lock()
 	defer am.mu.Unlock()
 	if len(am.failures) > 0 {
@@ -246,14 +232,7 @@ func TestIncrementalRestoreReadsWritersRealRanges(t *testing.T) {
 	am.waitFor("two checkpoints at parallelism 2", func() bool { return am.completedIn >= 2 })
 	am.deploy(3)
 	am.waitFor("the job to finish", func() bool { return am.allInState(core.TaskFinished) })
-	got, err := examples.ReadCommittedOutput(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want, _ := examples.ExpectedOutput(args)
-	if !slices.Equal(got, want) {
-		t.Fatalf("output differs from the exact answer (%d lines, want %d): state of the moved key groups was not restored", len(got), len(want))
-	}
+	checkExactOutput(t, out, args, ": state of the moved key groups was not restored")
 	am.mu.Lock()
 	defer am.mu.Unlock()
 	if len(am.failures) > 0 {
@@ -279,5 +258,19 @@ func TestManifestKeyGroups(t *testing.T) {
 		if ok != tc.ok || ok && (start != tc.start || end != tc.end) {
 			t.Errorf("ManifestKeyGroups(%q) = %d, %d, %v; want %d, %d, %v", tc.name, start, end, ok, tc.start, tc.end, tc.ok)
 		}
+	}
+}
+
+// checkExactOutput compares CheckableCount's committed output in out with the exact answer
+// for args; why (may be empty) ends the failure message.
+func checkExactOutput(t *testing.T, out string, args []string, why string) {
+	t.Helper()
+	got, err := examples.ReadCommittedOutput(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _ := examples.ExpectedOutput(args)
+	if !slices.Equal(got, want) {
+		t.Fatalf("output differs from the exact answer (%d lines, want %d)%s", len(got), len(want), why)
 	}
 }
