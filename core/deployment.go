@@ -224,6 +224,15 @@ func (s *Scheduler) onTaskStateChanged(now time.Time, ev TaskStateChanged) {
 		s.onPeerConnectionLost(now, ev, slot)
 		return
 	}
+	if ev.State == TaskFailed && d.ending && !ev.Unrecoverable {
+		// The attempt is already being cancelled: a subtask that fails now most often
+		// fails because a peer was cancelled first (its channel released under it). That
+		// is part of the cancellation, not a new failure of the job.
+		s.log.Info("subtask failed while its attempt was being cancelled", "attempt", ev.Attempt,
+			"subtask", ev.Subtask.String(), "task_manager", slot.TaskManager, "err", ev.Error)
+		s.state.onTasksChanged(now)
+		return
+	}
 	if ev.State == TaskFailed || (ev.State == TaskCanceled && !d.ending) {
 		cause := ev.Error
 		if cause == "" {

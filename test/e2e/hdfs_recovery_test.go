@@ -89,7 +89,10 @@ func TestHDFSRestoreFallsBackFromDamagedCheckpoint(t *testing.T) {
 	env := hadooptest.Require(t)
 	out := t.TempDir()
 	args := []string{"--records", "160000", "--keys", "7", "--rate", "8000", "--output", out}
-	h := startHDFSJob(t, env, examples.CheckableCountName, args, 2, "300 ms", "state.checkpoints.num-retained=3")
+	// Task adoption off: the new AM must restore (from the fallback), not adopt the
+	// running tasks, for the damaged checkpoint to matter.
+	h := startHDFSJob(t, env, examples.CheckableCountName, args, 2, "300 ms", "state.checkpoints.num-retained=3",
+		"jobmanager.failover.task-adoption.timeout=0")
 	h.waitRunning(2)
 	h.waitCompleted(h.waitCompleted(0) + 1)
 	h.killAM()
