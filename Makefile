@@ -11,13 +11,14 @@ GOTEST_FLAGS ?= -count=1 -timeout 25m
 STATICCHECK_VERSION := v0.8.2
 STATICCHECK := $(shell $(GO) env GOPATH)/bin/staticcheck
 
-.PHONY: help build run test test-unit test-e2e test-slow check vet staticcheck deps-rule fmt-check bench generate clean chaos
+.PHONY: help build run test test-unit test-e2e test-slow check vet staticcheck deps-rule fmt-check bench generate clean chaos state-large
 
 help:
 	@echo "make run        build and run TopSpeedWindowing on a local standalone cluster (Ctrl-C stops it)"
 	@echo "make test       all tests, with the Hadoop mini-cluster (started and stopped around the run)"
 	@echo "make test-unit  tests that need no Java/Hadoop (HDFS tests skip and say so)"
 	@echo "make check      gofmt, go vet, staticcheck and the core/ dependency rule"
+	@echo "make state-large  4 GiB of pebble state in a 1 GiB TaskManager (RSS), 10M-key rescale 2->5->3 on file:// and hdfs://"
 	@echo "make chaos      seeded faults (kills, freezes, evacuations, AM kill on YARN) against a running job, exact output checked; SEED=n replays one"
 	@echo "make bench      Go benchmarks and end-to-end timing scripts, with same-run baselines"
 	@echo "make generate   regenerate checked-in protobuf/gRPC code"
@@ -90,6 +91,16 @@ CHAOS_TIMEOUT ?= 20m
 chaos:
 	$(GO) vet -tags chaos ./test/e2e/
 	$(if $(SEED),TIDE_CHAOS_SEEDS='$(SEED)') $(GO) test -tags chaos $(RACE_FLAG) -count=1 -timeout $(CHAOS_TIMEOUT) -v -run '^TestChaos' ./test/e2e/
+
+# Large keyed state (slow, so its own target): 4 GiB of Pebble state in a
+# TaskManager of 1 GiB (peak RSS reported against the configured process size, which it
+# must not exceed), and CheckableCount --dedup with 10M keys on the pebble backend rescaled
+# 2 -> 5 -> 3 on file:// and hdfs:// (the HDFS part needs the mini-cluster), exact output.
+STATE_LARGE_TIMEOUT ?= 90m
+state-large:
+	TIDE_STATE_RSS_BYTES=4g TIDE_STATE_RSS_PROCESS=1g $(GO) test -count=1 -timeout $(STATE_LARGE_TIMEOUT) -v -run '^TestManagedMemoryBoundsRSS$$' ./state/
+	$(GO) vet -tags statelarge ./test/e2e/
+	$(GO) test -tags statelarge -count=1 -timeout $(STATE_LARGE_TIMEOUT) -v -run '^TestStateBackendSpillRescaleLarge' ./test/e2e/
 
 # protoc comes from Debian's protobuf-compiler; the Go generators are pinned here.
 generate:

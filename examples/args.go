@@ -16,6 +16,7 @@ type jobArgs struct {
 	parallelism int
 	maxParallel int
 	cars        int
+	dedup       bool
 }
 
 func parseArgs(job string, args []string) (jobArgs, error) {
@@ -30,6 +31,7 @@ func parseArgs(job string, args []string) (jobArgs, error) {
 	fs.IntVar(&a.parallelism, "parallelism", 1, "configured parallelism")
 	fs.IntVar(&a.maxParallel, "max-parallelism", 0, "maxParallelism (number of key groups; 0: default)")
 	fs.IntVar(&a.cars, "cars", 2, "number of cars (TopSpeedWindowing)")
+	fs.BoolVar(&a.dedup, "dedup", false, "drop numbers already seen per key, remembered in MapState (CheckableCount)")
 	if err := fs.Parse(args); err != nil {
 		return a, fmt.Errorf("job %s: %w", job, err)
 	}

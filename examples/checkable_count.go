@@ -56,6 +56,8 @@ func (keyCountCodec) Decode(src []byte) (KeyCount, error) {
 // NumberSequence source (optionally rate limited with --rate, per source subtask), keyed by
 // n mod K (--keys), counted and summed per key in keyed state, and each key's final
 // "key,count,sum" written by the exactly-once file sink into --output when the input ends.
+// With --dedup the numbers first pass a keyed step that drops repeats, remembering every
+// number in MapState (so the job's keyed state grows with --records, not --keys).
 // ExpectedOutput computes the exact answer.
 func BuildCheckableCount(args []string) (*stream.Job, error) {
 	a, err := parseArgs(CheckableCountName, args)
@@ -69,6 +71,10 @@ func BuildCheckableCount(args []string) (*stream.Job, error) {
 	job := stream.NewJob(CheckableCountName, a.parallelism, a.maxParallel)
 	nums := stream.NumberSequenceSource(job, "numbers", stream.NumberSequence{From: 1, To: n, Rate: a.rate})
 	keyed := stream.KeyBy(nums, func(v int64) int64 { return v % k })
+	if a.dedup {
+		unique := stream.ProcessKeyed(keyed, "dedup", func() stream.KeyedProcessFunction[int64, int64, int64] { return &dedupFn{} })
+		keyed = stream.KeyBy(unique.WithCodec(stream.Int64Codec{}), func(v int64) int64 { return v % k })
+	}
 	counts := stream.Aggregate(keyed, "count-and-sum", stream.Aggregator[int64, int64, KeyCount, KeyCount]{
 		Add: func(acc KeyCount, v int64) KeyCount {
 			acc.Count++
