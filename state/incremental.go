@@ -3,7 +3,10 @@ package state
 import (
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
+	"io/fs"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -48,13 +51,9 @@ func (p *PebbleBackend) Checkpoint(dir string) ([]DBFile, error) {
 	if err := p.db.Checkpoint(dir); err != nil {
 		return nil, fmt.Errorf("pebble state backend: checkpoint into %s: %w", dir, err)
 	}
-	bounds := map[string][2]int{}
-	if levels, err := p.db.SSTables(); err == nil {
-		for _, lv := range levels {
-			for _, t := range lv {
-				bounds[fmt.Sprintf("%s.sst", t.BackingSSTNum)] = [2]int{keyGroupOf(t.Smallest.UserKey), keyGroupOf(t.Largest.UserKey)}
-			}
-		}
+	bounds, err := checkpointTableBounds(dir)
+	if err != nil {
+		return nil, fmt.Errorf("pebble state backend: checkpoint %s: %w", dir, err)
 	}
 	entries, err := os.ReadDir(dir)
 	if err != nil {
@@ -76,6 +75,56 @@ func (p *PebbleBackend) Checkpoint(dir string) ([]DBFile, error) {
 		files = append(files, f)
 	}
 	return files, nil
+}
+
+// checkpointTableBounds reads the key-group bounds of every table of the database
+// checkpoint in dir, by file name, from the checkpoint's own manifest (the checkpoint
+// opened read-only). The live instance's SSTables() would list its current version, which
+// a compaction finishing after db.Checkpoint has already replaced: the checkpoint's tables
+// would be missing from it and their bounds unknown, and a restore at another parallelism
+// would then download every table instead of those of its key groups. A file backing
+// several virtual tables gets the union of their bounds.
+func checkpointTableBounds(dir string) (map[string][2]int, error) {
+	cache := pebble.NewCache(1 << 20)
+	defer cache.Unref()
+	db, err := pebble.Open(dir, &pebble.Options{
+		ReadOnly:                    true,
+		DisableTableStats:           true,
+		DisableAutomaticCompactions: true,
+		Cache:                       cache,
+		Logger:                      pebbleLogger{log: slog.Default().With("pebble", dir)},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("reopening read-only: %w", err)
+	}
+	levels, err := db.SSTables()
+	if cerr := db.Close(); err == nil {
+		err = cerr
+	}
+	// The read-only open locked the directory with a new LOCK file, which is no part of
+	// the checkpoint.
+	if rerr := os.Remove(filepath.Join(dir, "LOCK")); err == nil && rerr != nil && !errors.Is(rerr, fs.ErrNotExist) {
+		err = rerr
+	}
+	if err != nil {
+		return nil, fmt.Errorf("listing tables: %w", err)
+	}
+	bounds := map[string][2]int{}
+	for _, lv := range levels {
+		for _, t := range lv {
+			name := fmt.Sprintf("%s.sst", t.BackingSSTNum)
+			lo, hi := keyGroupOf(t.Smallest.UserKey), keyGroupOf(t.Largest.UserKey)
+			if b, ok := bounds[name]; ok {
+				if b[0] < 0 || lo < 0 || b[1] < 0 || hi < 0 {
+					lo, hi = -1, -1
+				} else {
+					lo, hi = min(lo, b[0]), max(hi, b[1])
+				}
+			}
+			bounds[name] = [2]int{lo, hi}
+		}
+	}
+	return bounds, nil
 }
 
 // keyGroupOf is the key group of a stored key (-1 if too short).

@@ -2,9 +2,13 @@ package state
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/cockroachdb/pebble/v2"
 )
 
 func fillGroups(t *testing.T, be *PebbleBackend, groups []int, n int, tag string) {
@@ -125,5 +129,83 @@ func TestRestoreFromCheckpointsClipsAndMerges(t *testing.T) {
 				t.Fatal(err)
 			}
 		})
+	}
+}
+
+// TestCheckpointBoundsSurviveCompaction: the key-group bounds of a checkpoint's tables come
+// from the checkpoint's own manifest, so a compaction of the live instance that replaces
+// those tables right after the checkpoint (Pebble compacts L0 in the background) cannot
+// leave them unknown.
+func TestCheckpointBoundsSurviveCompaction(t *testing.T) {
+	// No automatic compactions: the test compacts when it has the checkpoint.
+	be, err := openPebbleIn(filepath.Join(t.TempDir(), "db"), PebbleOptions{}, func(po *pebble.Options) {
+		po.DisableAutomaticCompactions = true
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer be.Close()
+	fillGroups(t, be, []int{0, 1, 2, 3, 4, 5}, 200, "c")
+	// One more table across all of them: the compaction below must rewrite, not move.
+	for kg := range 6 {
+		if err := be.Put(kg, "op/s", []byte("k00000"), []byte("again")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	dir := filepath.Join(t.TempDir(), "ck")
+	if err := be.db.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if err := be.db.Checkpoint(dir); err != nil {
+		t.Fatal(err)
+	}
+	// The live instance compacts every table of the checkpoint away.
+	if err := be.db.Compact(context.Background(), []byte{0}, []byte{0xff, 0xff}, true); err != nil {
+		t.Fatal(err)
+	}
+	live := map[string]bool{}
+	levels, err := be.db.SSTables()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, lv := range levels {
+		for _, tb := range lv {
+			live[fmt.Sprintf("%s.sst", tb.BackingSSTNum)] = true
+		}
+	}
+	bounds, err := checkpointTableBounds(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tables, _ := filepath.Glob(filepath.Join(dir, "*.sst"))
+	if len(tables) < 7 {
+		t.Fatalf("checkpoint has %d tables, want one per key group and one across: %v", len(tables), tables)
+	}
+	seen, across := map[int]bool{}, 0
+	for _, p := range tables {
+		name := filepath.Base(p)
+		if live[name] {
+			t.Fatalf("table %s still live after the full compaction: the test shows nothing", name)
+		}
+		b, ok := bounds[name]
+		switch {
+		case ok && b == [2]int{0, 5}:
+			across++
+		case ok && b[0] >= 0 && b[1] == b[0]:
+			seen[b[0]] = true
+		default:
+			t.Fatalf("table %s: bounds %v (known %v), want one key group or 0..5", name, b, ok)
+		}
+	}
+	for kg := range 6 {
+		if !seen[kg] {
+			t.Fatalf("no table bounded to key group %d: %v", kg, bounds)
+		}
+	}
+	if across != 1 {
+		t.Fatalf("%d tables bounded to 0..5, want 1: %v", across, bounds)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "LOCK")); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("reading the bounds left a LOCK file in the checkpoint: %v", err)
 	}
 }
