@@ -35,15 +35,3 @@ env_value() { sed -n "s/^$1=//p" "$KUBE_ENV"; }
 free_port() {
   python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'
 }
-
-# stop_group PID TIMEOUT: SIGTERM the process group PID leads, SIGKILL after TIMEOUT seconds.
-stop_group() {
-  local pid=$1 timeout=$2
-  kill -TERM -- "-$pid" 2>/dev/null || kill -TERM "$pid" 2>/dev/null || return 0
-  for _ in $(seq $(( timeout * 5 ))); do
-    kill -0 "$pid" 2>/dev/null || return 0
-    sleep 0.2
-  done
-  log "pid $pid still running after ${timeout}s; sending SIGKILL"
-  kill -KILL -- "-$pid" 2>/dev/null || kill -KILL "$pid" 2>/dev/null || true
-}
