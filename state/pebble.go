@@ -8,6 +8,7 @@ import (
 	"os"
 
 	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/vfs"
 )
 
 // PebbleOptions configure a pebble backend.
@@ -69,6 +70,7 @@ func openPebbleIn(dir string, opts PebbleOptions, tune func(*pebble.Options)) (*
 	po := &pebble.Options{
 		DisableWAL:         true,
 		FormatMajorVersion: pebbleFormat,
+		FS:                 noSyncFS{vfs.Default},
 		Logger:             pebbleLogger{log: log.With("pebble", dir)},
 	}
 	if opts.MemTableSize > 0 {
@@ -84,6 +86,8 @@ func openPebbleIn(dir string, opts PebbleOptions, tune func(*pebble.Options)) (*
 		cache = pebble.NewCache(opts.CacheSize)
 		po.Cache = cache
 	}
+	sched := newGatedScheduler()
+	po.Experimental.CompactionScheduler = sched
 	db, err := pebble.Open(dir, po)
 	if cache != nil {
 		cache.Unref()
@@ -92,6 +96,7 @@ func openPebbleIn(dir string, opts PebbleOptions, tune func(*pebble.Options)) (*
 		_ = os.RemoveAll(dir)
 		return nil, fmt.Errorf("pebble state backend: opening %s: %w", dir, err)
 	}
+	sched.openGate()
 	return &PebbleBackend{db: db, dir: dir, wo: pebble.NoSync}, nil
 }
 
