@@ -7,6 +7,7 @@ import (
 	"os"
 	"path"
 	"strings"
+	"time"
 
 	"github.com/tidestream/tide/core/checkpoint"
 	"github.com/tidestream/tide/storage"
@@ -33,6 +34,8 @@ const stateFileSuffix = ".state"
 // the subtask's final checkpoint, taken and written synchronously; its state (and that of
 // any later one) is what the subtask acknowledges once it finished.
 func (t *task) checkpoint(ctx context.Context, id, ts int64) error {
+	start := time.Now()
+	defer func() { t.metrics.syncDuration.Store(int64(time.Since(start))) }()
 	w := &snapshot.Writer{}
 	async := !t.ended
 	if async && t.backend != nil {

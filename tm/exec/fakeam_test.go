@@ -245,7 +245,13 @@ func (am *fakeAM) run(ctx context.Context, interval time.Duration) {
 // waitFor waits until cond (called with the lock held) holds or a task failed.
 func (am *fakeAM) waitFor(what string, cond func() bool) {
 	am.t.Helper()
-	deadline := time.After(60 * time.Second)
+	am.waitForLong(what, 60*time.Second, cond)
+}
+
+// waitForLong is waitFor with another deadline (benchmarks of large state).
+func (am *fakeAM) waitForLong(what string, timeout time.Duration, cond func() bool) {
+	am.t.Helper()
+	deadline := time.After(timeout)
 	for {
 		am.mu.Lock()
 		if len(am.failures) > 0 {

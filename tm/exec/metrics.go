@@ -31,6 +31,9 @@ type SubtaskMetrics struct {
 	// only the new tables); AsyncDuration its background part; UploadWaits counts
 	// barriers that waited for the previous upload.
 	UploadedBytes int64
+	// SyncDuration is the last checkpoint's synchronous part: from the aligned barrier
+	// until the subtask went on processing.
+	SyncDuration  time.Duration
 	AsyncDuration time.Duration
 	UploadWaits   int64
 	// RestoreLocalBytes and RestoreDownloadedBytes split what the subtask's restore read
@@ -52,6 +55,7 @@ type taskMetrics struct {
 	hasWatermark          atomic.Bool
 	alignment             atomic.Int64 // nanoseconds
 	stateSize             atomic.Int64
+	syncDuration          atomic.Int64 // last checkpoint's synchronous part, nanoseconds
 	asyncDuration         atomic.Int64 // last checkpoint's background part, nanoseconds
 	uploadWaits           atomic.Int64 // barriers that waited for the previous upload
 	uploadedBytes         atomic.Int64 // bytes the last checkpoint uploaded (new tables only, when incremental)
@@ -134,7 +138,7 @@ func (m *taskMetrics) sample(attempt int64, vertex string, index int) SubtaskMet
 		BytesIn: m.bytesIn.Load(), BytesOut: m.bytesOut.Load(),
 		Idle: time.Duration(m.idle.Load()), InputWatermark: m.watermark.Load(), HasWatermark: m.hasWatermark.Load(),
 		LastAlignment: time.Duration(m.alignment.Load()), StateSize: m.stateSize.Load(),
-		UploadedBytes: m.uploadedBytes.Load(), AsyncDuration: time.Duration(m.asyncDuration.Load()), UploadWaits: m.uploadWaits.Load(),
+		UploadedBytes: m.uploadedBytes.Load(), SyncDuration: time.Duration(m.syncDuration.Load()), AsyncDuration: time.Duration(m.asyncDuration.Load()), UploadWaits: m.uploadWaits.Load(),
 		RestoreLocalBytes: m.restoreLocal.Load(), RestoreDownloadedBytes: m.restoreDownloaded.Load(),
 	}
 	m.mu.Lock()

@@ -1,0 +1,248 @@
+package exec_test
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/tidestream/tide/core/jobgraph"
+	"github.com/tidestream/tide/state"
+	"github.com/tidestream/tide/stream"
+	"github.com/tidestream/tide/tm/exec"
+)
+
+// BenchmarkCheckpointThroughput runs a keyed job (numbers → keyBy → a 1000-byte
+// accumulator per key, updated by every record) with TIDE_BENCH_CKPT_MIB of keyed state
+// (default 64; make bench also runs 1024) at full speed on one TaskManager, and measures
+// the keyed subtask's records/s while checkpoints are in flight (barrier to completion)
+// against the records/s between them, in the same run: the heap backend (its state
+// encoded at the barrier), pebble with full asynchronous checkpoints (a snapshot at the
+// barrier, the state file streamed from it) and pebble with incremental ones (a Pebble
+// checkpoint at the barrier, new tables uploaded). It also prints the longest the
+// subtask processed nothing and the synchronous part of the barrier. The heap backend
+// runs only up to 256 MiB (beyond, its barrier copy needs gigabytes of memory).
+// Run with -benchtime 1x; benchmarks never fail on timing.
+func BenchmarkCheckpointThroughput(b *testing.B) {
+	mib := int64(64)
+	if v := os.Getenv("TIDE_BENCH_CKPT_MIB"); v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n <= 0 {
+			b.Fatalf("TIDE_BENCH_CKPT_MIB=%q: want a positive number of MiB", v)
+		}
+		mib = n
+	}
+	type mode struct {
+		name        string
+		backend     state.Type
+		incremental bool
+	}
+	modes := []mode{{"pebble-incremental", state.Pebble, true}, {"pebble-full", state.Pebble, false}}
+	if mib <= 256 {
+		modes = append(modes, mode{"heap", state.Hashmap, false})
+	}
+	for _, m := range modes {
+		b.Run(fmt.Sprintf("%dMiB/%s", mib, m.name), func(b *testing.B) {
+			for range b.N {
+				benchCheckpointThroughput(b, mib<<20, m.backend, m.incremental)
+			}
+		})
+	}
+}
+
+// ckptValue is the size of each key's accumulator.
+const ckptValue = 1000
+
+// throughputJob builds numbers 1.. → keyBy(n mod keys) → an accumulator of ckptValue
+// bytes per key (random bytes derived from the key, so tables do not compress, and a
+// counter every record bumps) → a print sink into nothing (results only at the end).
+func throughputJob(keys int64) *stream.Job {
+	job := stream.NewJob("checkpoint-throughput", 1, 128)
+	nums := stream.NumberSequenceSource(job, "numbers", stream.NumberSequence{From: 1, To: 1 << 60, Splits: 1})
+	keyed := stream.KeyBy(nums, func(v int64) int64 { return v % keys })
+	acc := stream.Aggregate(keyed, "state", stream.Aggregator[int64, int64, []byte, int64]{
+		Add: func(acc []byte, v int64) []byte {
+			if len(acc) != ckptValue {
+				acc = make([]byte, ckptValue)
+				x := uint64(v%keys)*0x9e3779b97f4a7c15 + 1
+				for i := 8; i+8 <= ckptValue; i += 8 {
+					x ^= x << 13
+					x ^= x >> 7
+					x ^= x << 17
+					binary.LittleEndian.PutUint64(acc[i:], x)
+				}
+			}
+			binary.LittleEndian.PutUint64(acc, binary.LittleEndian.Uint64(acc)+1)
+			return acc
+		},
+		Result:   func(k int64, acc []byte) int64 { return int64(binary.LittleEndian.Uint64(acc)) },
+		AccCodec: stream.BytesCodec{},
+	}, stream.EmitAtEnd)
+	stream.Print(acc, "discard", io.Discard)
+	return job
+}
+
+// rateSample is the keyed subtask's records-in count at a time.
+type rateSample struct {
+	at      time.Time
+	records int64
+}
+
+type ckptWindow struct {
+	start, end time.Time
+	sync       time.Duration
+	uploaded   int64
+}
+
+func benchCheckpointThroughput(b *testing.B, size int64, backend state.Type, incremental bool) {
+	keys := size / ckptValue
+	job := throughputJob(keys)
+	dir := b.TempDir()
+	am := newFakeAM(b, job, 1, func(c *exec.Config) {
+		c.StateBackend = exec.StateBackendConfig{Type: backend, Dir: dir, Incremental: incremental}
+	})
+	am.checkpointing = true
+	keyedVertex := ""
+	for _, e := range am.graph.Edges {
+		if e.Kind == jobgraph.Hash {
+			keyedVertex = e.To
+		}
+	}
+	sample := func() (exec.SubtaskMetrics, bool) {
+		for _, m := range am.tms[0].exec.Metrics() {
+			if m.Vertex == keyedVertex {
+				return m, true
+			}
+		}
+		return exec.SubtaskMetrics{}, false
+	}
+	t0 := time.Now()
+	am.deploy(1)
+	b.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		am.tms[0].exec.Cancel(ctx, am.attempt)
+	})
+	// Fill: every key gets its value once.
+	for {
+		m, ok := sample()
+		if ok && m.RecordsIn >= keys {
+			break
+		}
+		am.mu.Lock()
+		failures := am.failures
+		am.mu.Unlock()
+		if len(failures) > 0 {
+			b.Fatalf("failures: %v", failures)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	fill := time.Since(t0)
+
+	var mu sync.Mutex
+	var samples []rateSample
+	stop := make(chan struct{})
+	sampled := make(chan struct{})
+	go func() {
+		defer close(sampled)
+		tick := time.NewTicker(20 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case now := <-tick.C:
+				if m, ok := sample(); ok {
+					mu.Lock()
+					samples = append(samples, rateSample{at: now, records: m.RecordsIn})
+					mu.Unlock()
+				}
+			}
+		}
+	}()
+	checkpoint := func() ckptWindow {
+		am.mu.Lock()
+		want := am.nextCkpt + 1
+		am.mu.Unlock()
+		w := ckptWindow{start: time.Now()}
+		am.trigger()
+		am.waitForLong("checkpoint "+strconv.FormatInt(want, 10), 30*time.Minute, func() bool { return am.completed >= want })
+		w.end = time.Now()
+		if m, ok := sample(); ok {
+			w.sync, w.uploaded = m.SyncDuration, m.UploadedBytes
+		}
+		return w
+	}
+	quiet := 3 * time.Second
+	// The first checkpoint uploads the whole state; the next ones what changed since.
+	var windows []ckptWindow
+	time.Sleep(quiet)
+	for range 3 {
+		windows = append(windows, checkpoint())
+		time.Sleep(quiet)
+	}
+	close(stop)
+	<-sampled
+	m, _ := sample()
+
+	mode := string(backend)
+	if backend == state.Pebble {
+		mode += map[bool]string{true: " incremental", false: " full"}[incremental]
+	}
+	fmt.Printf("\n%s, %d MiB of keyed state (%d keys of %d bytes), filled in %s at %.0f records/s\n",
+		mode, size>>20, keys, ckptValue, roundMs(fill), float64(keys)/fill.Seconds())
+	outside, during, stall := splitRates(samples, windows)
+	for i, w := range windows {
+		fmt.Printf("  checkpoint %d: %s barrier to completion, synchronous part %s, uploaded %.1f MB\n",
+			i+1, roundMs(w.end.Sub(w.start)), roundMs(w.sync), float64(w.uploaded)/1e6)
+	}
+	fmt.Printf("  records/s: %.0f between checkpoints, %.0f during them: during/between = %.2f (goal >= 0.80); longest time without a record processed: %s during a checkpoint, %s between\n",
+		outside.rate(), during.rate(), during.rate()/outside.rate(), roundMs(stall[1]), roundMs(stall[0]))
+	fmt.Printf("  uploads that waited for the previous one: %d\n", m.UploadWaits)
+	b.ReportMetric(during.rate()/outside.rate(), "during/between")
+}
+
+type rateSum struct {
+	records int64
+	elapsed time.Duration
+}
+
+func (r rateSum) rate() float64 {
+	if r.elapsed <= 0 {
+		return 0
+	}
+	return float64(r.records) / r.elapsed.Seconds()
+}
+
+// splitRates adds up the sampled intervals that overlap a checkpoint window (during) and
+// those that do not (outside), and the longest run of intervals without progress of each
+// kind (stall[0] outside, stall[1] during).
+func splitRates(samples []rateSample, windows []ckptWindow) (outside, during rateSum, stall [2]time.Duration) {
+	var run [2]time.Duration
+	for i := 1; i < len(samples); i++ {
+		a, z := samples[i-1], samples[i]
+		in := slices.ContainsFunc(windows, func(w ckptWindow) bool { return a.at.Before(w.end) && z.at.After(w.start) })
+		k := 0
+		sum := &outside
+		if in {
+			k, sum = 1, &during
+		}
+		sum.records += z.records - a.records
+		sum.elapsed += z.at.Sub(a.at)
+		if z.records == a.records {
+			run[k] += z.at.Sub(a.at)
+			stall[k] = max(stall[k], run[k])
+		} else {
+			run = [2]time.Duration{}
+		}
+	}
+	return outside, during, stall
+}
+
+func roundMs(d time.Duration) string { return d.Round(time.Millisecond).String() }
