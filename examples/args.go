@@ -17,6 +17,8 @@ type jobArgs struct {
 	maxParallel int
 	cars        int
 	dedup       bool
+	ballast     int
+	progress    string
 }
 
 func parseArgs(job string, args []string) (jobArgs, error) {
@@ -32,6 +34,8 @@ func parseArgs(job string, args []string) (jobArgs, error) {
 	fs.IntVar(&a.maxParallel, "max-parallelism", 0, "maxParallelism (number of key groups; 0: default)")
 	fs.IntVar(&a.cars, "cars", 2, "number of cars (TopSpeedWindowing)")
 	fs.BoolVar(&a.dedup, "dedup", false, "drop numbers already seen per key, remembered in MapState (CheckableCount)")
+	fs.IntVar(&a.ballast, "ballast", 0, "bytes of filler kept in keyed state per key (CheckableCount)")
+	fs.StringVar(&a.progress, "progress", "", "file the --ballast step appends record times to (CheckableCount)")
 	if err := fs.Parse(args); err != nil {
 		return a, fmt.Errorf("job %s: %w", job, err)
 	}
@@ -40,6 +44,9 @@ func parseArgs(job string, args []string) (jobArgs, error) {
 	}
 	if a.parallelism < 1 {
 		return a, fmt.Errorf("job %s: --parallelism %d, want >= 1", job, a.parallelism)
+	}
+	if a.ballast < 0 {
+		return a, fmt.Errorf("job %s: --ballast %d, want >= 0", job, a.ballast)
 	}
 	if a.records < 0 || a.keys < 0 || a.rate < 0 {
 		return a, fmt.Errorf("job %s: --records, --keys and --rate must not be negative", job)

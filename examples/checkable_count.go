@@ -58,6 +58,8 @@ func (keyCountCodec) Decode(src []byte) (KeyCount, error) {
 // "key,count,sum" written by the exactly-once file sink into --output when the input ends.
 // With --dedup the numbers first pass a keyed step that drops repeats, remembering every
 // number in MapState (so the job's keyed state grows with --records, not --keys).
+// With --ballast B the numbers (then) pass a keyed step that stores B bytes of filler per
+// key (checkable_ballast.go), so the job's keyed state weighs K×B bytes.
 // ExpectedOutput computes the exact answer.
 func BuildCheckableCount(args []string) (*stream.Job, error) {
 	a, err := parseArgs(CheckableCountName, args)
@@ -74,6 +76,10 @@ func BuildCheckableCount(args []string) (*stream.Job, error) {
 	if a.dedup {
 		unique := stream.ProcessKeyed(keyed, "dedup", func() stream.KeyedProcessFunction[int64, int64, int64] { return &dedupFn{} })
 		keyed = stream.KeyBy(unique.WithCodec(stream.Int64Codec{}), func(v int64) int64 { return v % k })
+	}
+	if a.ballast > 0 || a.progress != "" {
+		weighed := stream.ProcessKeyed(keyed, "ballast", newBallastFn(a.ballast, a.progress))
+		keyed = stream.KeyBy(weighed.WithCodec(stream.Int64Codec{}), func(v int64) int64 { return v % k })
 	}
 	counts := stream.Aggregate(keyed, "count-and-sum", stream.Aggregator[int64, int64, KeyCount, KeyCount]{
 		Add: func(acc KeyCount, v int64) KeyCount {
