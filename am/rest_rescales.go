@@ -32,6 +32,17 @@ func rescaleJSON(r core.Rescale) api.Rescale {
 	return b
 }
 
+// addRestore adds what the rescale's attempt restored: its downloads count as bytes moved
+// (a move without warm-up downloads the moved state at restore; with local recovery a
+// subtask that stays downloads at most what its local files lack).
+func addRestore(b *api.Rescale, r restoreBytes) {
+	if b.Outcome != string(core.RescaleCompleted) || b.Attempt == 0 {
+		return
+	}
+	b.RestoreLocalBytes, b.RestoreDownloadedBytes = r.local, r.downloaded
+	b.BytesMoved += r.downloaded
+}
+
 // Rescales is GET /jobs/:jobid/rescales: the rescale history, oldest first, and the
 // rescale under way (nil when none).
 func (a *AM) Rescales(ctx context.Context) (api.Rescales, error) {
@@ -40,17 +51,23 @@ func (a *AM) Rescales(ctx context.Context) (api.Rescales, error) {
 		current  core.Rescale
 		ok       bool
 		downtime map[int]time.Duration
+		restored map[core.AttemptID]restoreBytes
 	)
 	if err := a.inspect(ctx, func() {
 		history = a.sched.RescaleHistory()
 		current, ok = a.sched.CurrentRescale()
 		downtime = maps.Clone(a.warm.downtime)
+		restored = map[core.AttemptID]restoreBytes{}
+		for _, r := range history {
+			restored[r.Attempt] = a.warm.restoreTotals(r.Attempt)
+		}
 	}); err != nil {
 		return api.Rescales{}, unavailable(err)
 	}
 	out := make([]api.Rescale, 0, len(history))
 	for _, r := range history {
 		b := rescaleJSON(r)
+		addRestore(&b, restored[r.Attempt])
 		if d, ok := downtime[r.ID]; ok {
 			b.SwitchDowntime = d.Milliseconds()
 		}

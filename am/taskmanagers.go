@@ -96,6 +96,7 @@ func (a *AM) handle(s *session, msg *rpc.TaskManagerMessage) {
 		a.lose(s.id, "unregistered: "+m.Unregister.GetReason())
 	case *rpc.TaskManagerMessage_TaskMetrics:
 		a.metrics.tasks.record(s.id, s.node, m.TaskMetrics, a.clock.Now())
+		a.warm.restored(m.TaskMetrics)
 	case *rpc.TaskManagerMessage_WarmupProgress:
 		a.warmupProgress(s, m.WarmupProgress)
 	case *rpc.TaskManagerMessage_Register:

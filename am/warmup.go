@@ -27,7 +27,13 @@ type warmups struct {
 	// downtime: the switch downtime of recent rescales, by id
 	awaitRunning map[core.AttemptID]core.Rescale
 	downtime     map[int]time.Duration
+	// restoreBytes: what each subtask of recent attempts downloaded from checkpoint
+	// storage, and read from local state, to restore (from the TaskManagers' task metrics)
+	restoreBytes map[core.AttemptID]map[core.SubtaskID]restoreBytes
 }
+
+// restoreBytes is what one subtask's restore read locally and downloaded.
+type restoreBytes struct{ local, downloaded int64 }
 
 // keepAttempts bounds the attempts and checkpoints remembered.
 const keepAttempts = 8
@@ -35,7 +41,42 @@ const keepAttempts = 8
 func newWarmups() *warmups {
 	return &warmups{ranges: map[core.AttemptID]map[core.VertexID]keygroups.Assignment{},
 		writer: map[core.CheckpointID]core.AttemptID{}, sent: map[int]map[core.TaskManagerID]bool{},
-		awaitRunning: map[core.AttemptID]core.Rescale{}, downtime: map[int]time.Duration{}}
+		awaitRunning: map[core.AttemptID]core.Rescale{}, downtime: map[int]time.Duration{},
+		restoreBytes: map[core.AttemptID]map[core.SubtaskID]restoreBytes{}}
+}
+
+// restored records what the subtasks of a TaskManager's metrics report restored from
+// where (loop goroutine).
+func (w *warmups) restored(m *rpc.TaskMetrics) {
+	for _, st := range m.GetSubtasks() {
+		local, down := st.GetRestoreLocalBytes(), st.GetRestoreDownloadedBytes()
+		if local == 0 && down == 0 {
+			continue
+		}
+		a := core.AttemptID(st.GetAttempt())
+		per := w.restoreBytes[a]
+		if per == nil {
+			per = map[core.SubtaskID]restoreBytes{}
+			w.restoreBytes[a] = per
+			for old := range w.restoreBytes {
+				if old+keepAttempts < a {
+					delete(w.restoreBytes, old)
+				}
+			}
+		}
+		per[core.SubtaskID{Vertex: core.VertexID(st.GetVertex()), Index: int(st.GetIndex())}] = restoreBytes{local: local, downloaded: down}
+	}
+}
+
+// restoreTotals sums what the subtasks of attempt restored locally and downloaded (so far
+// reported: each TaskManager reports every second).
+func (w *warmups) restoreTotals(a core.AttemptID) restoreBytes {
+	var t restoreBytes
+	for _, b := range w.restoreBytes[a] {
+		t.local += b.local
+		t.downloaded += b.downloaded
+	}
+	return t
 }
 
 // deployed remembers an attempt's key-group placement.

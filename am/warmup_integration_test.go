@@ -60,3 +60,40 @@ func waitCheckpoint(t *testing.T, c *cluster) {
 		return cs.Counts.Completed > 0, nil
 	})
 }
+
+// A scale-up without warm-up (and without local recovery): the moved state is read at
+// restore, and the rescale's bytes moved are what the new attempt's subtasks downloaded.
+func TestColdScaleUpCountsRestoreDownloads(t *testing.T) {
+	out := t.TempDir()
+	args := []string{"--records", "400000", "--keys", "5000", "--rate", "40000", "--output", out}
+	c := startCluster(t, clusterOptions{job: examples.CheckableCountName, args: args, ckptDir: t.TempDir(),
+		interval: 200 * time.Millisecond})
+	c.addTM("tm-a", 1)
+	c.waitRunningAt(t, 1)
+	waitCheckpoint(t, c)
+	c.addTM("tm-b", 1)
+	c.waitRunningAt(t, 2)
+
+	var r api.Rescale
+	testkit.WaitFor(t, "the scale-up's rescale with the bytes its restore downloaded", func() (bool, error) {
+		var rs api.Rescales
+		if err := c.getJSON("/jobs/"+jobID+"/rescales", &rs); err != nil {
+			return false, err
+		}
+		for _, x := range rs.Rescales {
+			if x.Trigger == string(core.TriggerNewResourceAvailable) && x.Outcome == string(core.RescaleCompleted) {
+				r = x
+				return x.RestoreDownloadedBytes > 0, nil
+			}
+		}
+		return false, nil
+	})
+	if r.Warmup != nil || r.WarmupDuration != 0 {
+		t.Errorf("rescale %+v: want no warm-up (state.warmup.timeout is 0)", r)
+	}
+	if r.BytesMoved != r.RestoreDownloadedBytes || r.RestoreLocalBytes != 0 {
+		t.Errorf("rescale %+v: want bytes moved = the restore's downloads, nothing local (local recovery is off)", r)
+	}
+	c.waitEnded(t, 2*time.Minute, core.StatusFinished)
+	testkit.CheckExactOutput(t, out, args)
+}

@@ -36,9 +36,16 @@ type Rescale struct {
 	// KeyGroupsMoved counts the key groups whose TaskManager changed in the rescale, over
 	// every vertex and every attempt it deployed.
 	KeyGroupsMoved int `json:"keyGroupsMoved"`
-	// BytesMoved is the state the warm-up copies of the moving key-group ranges fetched
-	// before the switch (0 without a warm-up: the moved state is then read at restore).
+	// BytesMoved is the state that travelled for the rescale: what the warm-up copies of
+	// the moving key-group ranges fetched before the switch, plus what the new attempt's
+	// subtasks downloaded from checkpoint storage to restore (RestoreDownloadedBytes).
 	BytesMoved int64 `json:"bytesMoved"`
+	// RestoreDownloadedBytes and RestoreLocalBytes: what the subtasks of the rescale's
+	// attempt downloaded from checkpoint storage and read from their TaskManagers' local
+	// state (local recovery, warm-up and standby copies) to restore; they arrive with the
+	// TaskManagers' task metrics, about a second after the subtasks run.
+	RestoreDownloadedBytes int64 `json:"restoreDownloadedBytes"`
+	RestoreLocalBytes      int64 `json:"restoreLocalBytes"`
 	// WarmupDuration is how long the move waited for its warm-ups (ms; 0: no warm-up).
 	WarmupDuration int64 `json:"warmupDuration"`
 	// SwitchDowntime is how long the job did not run: from the start of the switch (after

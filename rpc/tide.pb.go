@@ -927,9 +927,14 @@ type SubtaskMetrics struct {
 	// state_size: bytes of the subtask's state in its last acknowledged checkpoint.
 	StateSize int64 `protobuf:"varint,14,opt,name=state_size,json=stateSize,proto3" json:"state_size,omitempty"`
 	// split_lag: records each split of a source still has to read, where the source knows.
-	SplitLag      []*SplitLag `protobuf:"bytes,15,rep,name=split_lag,json=splitLag,proto3" json:"split_lag,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	SplitLag []*SplitLag `protobuf:"bytes,15,rep,name=split_lag,json=splitLag,proto3" json:"split_lag,omitempty"`
+	// restore_local_bytes / restore_downloaded_bytes: what the subtask's restore read from the
+	// TaskManager's local state (local recovery, warm-up and standby copies) and what it
+	// downloaded from checkpoint storage; the AM adds the downloads to a rescale's bytes moved.
+	RestoreLocalBytes      int64 `protobuf:"varint,30,opt,name=restore_local_bytes,json=restoreLocalBytes,proto3" json:"restore_local_bytes,omitempty"`
+	RestoreDownloadedBytes int64 `protobuf:"varint,31,opt,name=restore_downloaded_bytes,json=restoreDownloadedBytes,proto3" json:"restore_downloaded_bytes,omitempty"`
+	unknownFields          protoimpl.UnknownFields
+	sizeCache              protoimpl.SizeCache
 }
 
 func (x *SubtaskMetrics) Reset() {
@@ -1065,6 +1070,20 @@ func (x *SubtaskMetrics) GetSplitLag() []*SplitLag {
 		return x.SplitLag
 	}
 	return nil
+}
+
+func (x *SubtaskMetrics) GetRestoreLocalBytes() int64 {
+	if x != nil {
+		return x.RestoreLocalBytes
+	}
+	return 0
+}
+
+func (x *SubtaskMetrics) GetRestoreDownloadedBytes() int64 {
+	if x != nil {
+		return x.RestoreDownloadedBytes
+	}
+	return 0
 }
 
 type SplitLag struct {
@@ -2814,7 +2833,7 @@ const file_tide_proto_rawDesc = "" +
 	"\x06vertex\x18\x02 \x01(\tR\x06vertex\x12\x14\n" +
 	"\x05index\x18\x03 \x01(\x05R\x05index\"F\n" +
 	"\vTaskMetrics\x127\n" +
-	"\bsubtasks\x18\x01 \x03(\v2\x1b.tide.rpc.v1.SubtaskMetricsR\bsubtasks\"\x99\x04\n" +
+	"\bsubtasks\x18\x01 \x03(\v2\x1b.tide.rpc.v1.SubtaskMetricsR\bsubtasks\"\x83\x05\n" +
 	"\x0eSubtaskMetrics\x12\x18\n" +
 	"\aattempt\x18\x01 \x01(\x03R\aattempt\x12\x16\n" +
 	"\x06vertex\x18\x02 \x01(\tR\x06vertex\x12\x14\n" +
@@ -2835,7 +2854,9 @@ const file_tide_proto_rawDesc = "" +
 	"\x14last_alignment_nanos\x18\r \x01(\x03R\x12lastAlignmentNanos\x12\x1d\n" +
 	"\n" +
 	"state_size\x18\x0e \x01(\x03R\tstateSize\x122\n" +
-	"\tsplit_lag\x18\x0f \x03(\v2\x15.tide.rpc.v1.SplitLagR\bsplitLag\":\n" +
+	"\tsplit_lag\x18\x0f \x03(\v2\x15.tide.rpc.v1.SplitLagR\bsplitLag\x12.\n" +
+	"\x13restore_local_bytes\x18\x1e \x01(\x03R\x11restoreLocalBytes\x128\n" +
+	"\x18restore_downloaded_bytes\x18\x1f \x01(\x03R\x16restoreDownloadedBytes\":\n" +
 	"\bSplitLag\x12\x14\n" +
 	"\x05split\x18\x01 \x01(\tR\x05split\x12\x18\n" +
 	"\arecords\x18\x02 \x01(\x03R\arecords\"$\n" +

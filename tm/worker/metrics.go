@@ -42,6 +42,7 @@ func subtaskMetricsProto(attempt int64, s exec.SubtaskMetrics) *rpc.SubtaskMetri
 		IdleNanos: int64(s.Idle), BackPressuredNanos: int64(s.BackPressured),
 		InputWatermark: s.InputWatermark, HasWatermark: s.HasWatermark,
 		LastAlignmentNanos: int64(s.LastAlignment), StateSize: s.StateSize,
+		RestoreLocalBytes: s.RestoreLocalBytes, RestoreDownloadedBytes: s.RestoreDownloadedBytes,
 	}
 	for _, l := range s.SplitLag {
 		m.SplitLag = append(m.SplitLag, &rpc.SplitLag{Split: l.Split, Records: l.Records})
