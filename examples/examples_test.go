@@ -36,6 +36,7 @@ func TestJobsAreRegisteredAndBuild(t *testing.T) {
 		args []string
 	}{
 		{examples.CheckableCountName, []string{"--records", "10", "--output", dir}},
+		{examples.CheckableCountName, []string{"--records", "10", "--output", dir, "--ballast", "1024", "--progress", dir + "/progress"}},
 		{examples.WordCountName, []string{"--input", dir}},
 		{examples.TopSpeedWindowingName, nil},
 		{examples.KafkaCountName, []string{"--brokers", "127.0.0.1:9092", "--input", "in", "--output", "out"}},
@@ -62,6 +63,7 @@ func TestBadArguments(t *testing.T) {
 		"bad number":    {"--records", "many", "--output", "x"},
 		"stray arg":     {"--output", "x", "extra"},
 		"zero parallel": {"--output", "x", "--parallelism", "0"},
+		"neg. ballast":  {"--output", "x", "--ballast", "-1"},
 	} {
 		if _, err := examples.BuildCheckableCount(args); err == nil {
 			t.Errorf("%s: want an error", name)

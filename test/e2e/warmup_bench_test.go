@@ -232,7 +232,8 @@ func runMoves(b *testing.B, size int64, mode string, warm, standby bool) moveTim
 // timeMove makes a change and returns the record gap it caused, with the rescale's summary.
 func timeMove(b *testing.B, c *standalone.LocalCluster, id string, log *progressLog, old int64, to int, trigger string, change func() error) (time.Duration, string) {
 	gap, r := timeMoveRescale(b, c, id, log, old, to, trigger, change)
-	return gap, fmt.Sprintf("AM switch downtime %d ms, %d key groups moved, %d bytes moved", r.SwitchDowntime, r.KeyGroupsMoved, r.BytesMoved)
+	return gap, fmt.Sprintf("AM switch downtime %d ms, %d key groups moved, %d bytes moved, restores: %d bytes local, %d downloaded",
+		r.SwitchDowntime, r.KeyGroupsMoved, r.BytesMoved, r.RestoreLocalBytes, r.RestoreDownloadedBytes)
 }
 
 func timeMoveRescale(b *testing.B, c *standalone.LocalCluster, id string, log *progressLog, old int64, to int, trigger string, change func() error) (time.Duration, api.Rescale) {
@@ -247,6 +248,8 @@ func timeMoveRescale(b *testing.B, c *standalone.LocalCluster, id string, log *p
 		gap = g
 		return ok, err
 	})
+	// The restore's bytes come with the TaskManagers' task metrics, sent every second.
+	time.Sleep(3 * time.Second)
 	var r api.Rescale
 	waitLongFor(b, "the "+trigger+" rescale with its switch downtime", 5*time.Minute, func() (bool, error) {
 		var rs api.Rescales

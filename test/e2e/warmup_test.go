@@ -326,3 +326,47 @@ func metricValue(text, name string) float64 {
 	fmt.Sscan(m[1], &v)
 	return v
 }
+
+// CheckableCount --ballast (the benchmark's state filler, on pebble) stays exactly once
+// across a warmed-up scale-up, the copies carry the filler (bytes moved above the
+// ballast's share of the new TaskManager), and --progress shows the record gap of the
+// switch that BenchmarkWarmupDowntime reports.
+func TestWarmupBallastProgress(t *testing.T) {
+	out := t.TempDir()
+	progress := filepath.Join(t.TempDir(), "progress")
+	const keys, ballast = 1000, 4096
+	args := []string{"--records", "600000", "--keys", fmt.Sprint(keys), "--rate", "20000", "--output", out,
+		"--ballast", fmt.Sprint(ballast), "--progress", progress}
+	c := startCluster(t, examples.CheckableCountName, args, 2, warmupSettings(t, "state.backend.type=pebble",
+		"execution.checkpointing.incremental=true", "max.warmup.replicas=8"))
+	id := jobID(t, c)
+	d := waitRunningAt(t, c, id, 2)
+	testkit.WaitFor(t, "a checkpoint with the whole ballast", func() (bool, error) {
+		var s api.CheckpointingStatistics
+		if err := rest(c, "/jobs/"+id+"/checkpoints", &s); err != nil {
+			return false, err
+		}
+		l := s.Latest.Completed
+		return l != nil && l.Attempt >= d.Attempt && l.StateSize >= keys*ballast, nil
+	})
+	if _, err := c.AddTaskManager(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	next := waitRunningAt(t, c, id, 3)
+	r := lastRescale(t, c, id, "NEW_RESOURCE_AVAILABLE")
+	if r.Warmup == nil || r.Warmup.Ready != r.Warmup.Planned || r.BytesMoved < keys*ballast/4 {
+		t.Errorf("rescale %+v: want every copy caught up and at least a quarter of the %d bytes of ballast moved", r, keys*ballast)
+	}
+	log := &progressLog{path: progress}
+	var gap time.Duration
+	testkit.WaitFor(t, "every subtask of the new attempt in the progress file", func() (bool, error) {
+		g, ok, err := log.gap(d.Attempt, next.Attempt, 3)
+		gap = g
+		return ok, err
+	})
+	if gap <= 0 {
+		t.Errorf("record gap of the switch %v: the new attempt cannot process before the old one stopped", gap)
+	}
+	t.Logf("switch: %v between the old attempt's last record and every new subtask's first; AM switch downtime %d ms", gap, r.SwitchDowntime)
+	waitExact(t, c, 3*time.Minute, out, args)
+}
