@@ -45,6 +45,9 @@ go test -run '^$' -bench Latency -benchtime 1x ./tm/exec/ | tee "$out/latency.tx
 section "end to end over real processes: rescale downtime and cold start of N=2/8 TaskManagers (next to the bare binary's start), WordCount at p=1 and p=2 (next to a hand-written single-goroutine loop on the same input)"
 test/e2e/bench.sh | tee "$out/e2e.txt"
 
+section "warm-up and standby (issue 14): switch downtime (last record before -> every subtask's first record after) of a scale-up and an evacuation with warm-up vs without, and of a TaskManager SIGKILL with a standby vs without, at 1 MiB and 100 MiB of keyed state (TIDE_BENCH_WARMUP_1G=1 adds 1 GiB), ratios from the same run"
+TIDE_BENCH_WARMUP=1 go test ./test/e2e -run '^$' -bench '^BenchmarkWarmupDowntime$' -benchtime 1x -timeout 120m | tee "$out/warmup.txt"
+
 if command -v java >/dev/null && command -v mvn >/dev/null; then
   section "HDFS: checkpoint-sized writes and reads, Go client vs Hadoop's Java client vs local disk"
   make --no-print-directory hadoop-up HADOOP_YARN=1 >/dev/null
