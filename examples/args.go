@@ -19,6 +19,7 @@ type jobArgs struct {
 	dedup       bool
 	ballast     int
 	progress    string
+	timestamps  string
 }
 
 func parseArgs(job string, args []string) (jobArgs, error) {
@@ -36,6 +37,7 @@ func parseArgs(job string, args []string) (jobArgs, error) {
 	fs.BoolVar(&a.dedup, "dedup", false, "drop numbers already seen per key, remembered in MapState (CheckableCount)")
 	fs.IntVar(&a.ballast, "ballast", 0, "bytes of filler kept in keyed state per key (CheckableCount)")
 	fs.StringVar(&a.progress, "progress", "", "file the --ballast step appends record times to (CheckableCount)")
+	fs.StringVar(&a.timestamps, "timestamps", "", "CheckableCount: also write every 100th number with its sink's wall-clock time to this directory (exactly-once)")
 	if err := fs.Parse(args); err != nil {
 		return a, fmt.Errorf("job %s: %w", job, err)
 	}

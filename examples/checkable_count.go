@@ -94,6 +94,9 @@ func BuildCheckableCount(args []string) (*stream.Job, error) {
 		AccCodec: keyCountCodec{},
 	}, stream.EmitAtEnd).WithCodec(keyCountCodec{})
 	stream.FileSink(counts, "sink", a.output, KeyCount.String)
+	if a.timestamps != "" {
+		timestampSink(nums, a.timestamps)
+	}
 	return job, nil
 }
 

@@ -37,6 +37,7 @@ func TestJobsAreRegisteredAndBuild(t *testing.T) {
 	}{
 		{examples.CheckableCountName, []string{"--records", "10", "--output", dir}},
 		{examples.CheckableCountName, []string{"--records", "10", "--output", dir, "--ballast", "1024", "--progress", dir + "/progress"}},
+		{examples.CheckableCountName, []string{"--records", "10", "--output", dir, "--timestamps", t.TempDir()}},
 		{examples.WordCountName, []string{"--input", dir}},
 		{examples.TopSpeedWindowingName, nil},
 		{examples.KafkaCountName, []string{"--brokers", "127.0.0.1:9092", "--input", "in", "--output", "out"}},

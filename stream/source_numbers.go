@@ -70,6 +70,9 @@ func (n NumberSequence) CreateReader(rc ReaderContext) (SourceReader, error) {
 	return &numberReader{rc: rc, limiter: newRateLimiter(n.Rate)}, nil
 }
 
+// numberSplitsAhead is how many ranges a number reader holds beyond the one it reads.
+const numberSplitsAhead = 1
+
 type numberReader struct {
 	rc       ReaderContext
 	splits   []numberSplit
@@ -85,8 +88,11 @@ func (r *numberReader) Start(context.Context) error {
 	return nil
 }
 
+// request asks for a split while the reader holds fewer than 1+numberSplitsAhead: it
+// asks for the next range while it still reads one, so that it keeps reading when the
+// answer is slow (the AM failing over: its reader keeps a whole range to read meanwhile).
 func (r *numberReader) request() {
-	if !r.waiting && !r.noMore && len(r.splits) == 0 {
+	if !r.waiting && !r.noMore && len(r.splits) <= numberSplitsAhead {
 		r.waiting = true
 		r.rc.RequestSplit()
 	}
@@ -106,6 +112,7 @@ func (r *numberReader) AddSplits(splits []Split) {
 func (r *numberReader) NotifyNoMoreSplits() { r.noMore, r.waiting = true, false }
 
 func (r *numberReader) Poll(_ context.Context, out Collector) (InputStatus, error) {
+	r.request()
 	if len(r.splits) == 0 {
 		if r.noMore {
 			return EndOfInput, nil

@@ -4,6 +4,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strconv"
 	"syscall"
 	"testing"
 	"time"
@@ -21,10 +22,11 @@ import (
 // rescale, a restore from that checkpoint): the splits the dead reader got since go back
 // to the enumerator and are read again from the checkpointed position by the next reader
 // that asks, never by two readers. The committed output is exact: no split read twice,
-// none lost.
+// none lost (the counts, and number by number the --timestamps output).
 func TestReaderTaskManagerKilledAfterNewSplits(t *testing.T) {
-	ckpt, out := t.TempDir(), t.TempDir()
-	args := []string{"--records", "120000", "--keys", "7", "--rate", "4000", "--output", out}
+	ckpt, out, stamps := t.TempDir(), t.TempDir(), t.TempDir()
+	const records = 120000
+	args := []string{"--records", strconv.Itoa(records), "--keys", "7", "--rate", "4000", "--output", out, "--timestamps", stamps}
 	c := startLocal(t, standalone.LocalOptions{Dynamic: reactive(ckpt, "300 ms"), JobName: examples.CheckableCountName,
 		JobArgs: args, TaskManagers: 2})
 	jid := jobID(t, c)
@@ -78,4 +80,12 @@ func TestReaderTaskManagerKilledAfterNewSplits(t *testing.T) {
 	}
 	t.Logf("killed %s, which runs reader %d with splits assigned since the last completed checkpoint", tm, victim)
 	waitExact(t, c, 4*time.Minute, out, args)
+	// Number by number: every 100th number of every split committed exactly once.
+	st, err := examples.ReadCommittedTimestamps(stamps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := examples.CheckTimestamps(st, records); err != nil {
+		t.Fatal(err)
+	}
 }

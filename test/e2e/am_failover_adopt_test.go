@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -15,22 +16,26 @@ import (
 )
 
 // A standalone AM SIGKILLed twice while CheckableCount runs at a steady rate, each time
-// started again by hand on the same checkpoint directory and ports: the TaskManagers keep
-// their subtasks running while the AM is away and each new AM adopts them (same attempt,
-// nothing restored, no task deployed again: every TaskManager deployed once), checkpoints
-// go on above the ids the dead AM used, and the committed output is exact.
+// started again by hand after amAbsence on the same checkpoint directory and ports: the
+// TaskManagers keep their subtasks running while the AM is away and each new AM adopts
+// them (same attempt, nothing restored, no task deployed again: every TaskManager
+// deployed once), checkpoints go on above the ids the dead AM used, the committed output
+// is exact, and records kept reaching the sink while the AM was away (checkFlowedThrough).
 func TestAMFailoverAdoptsRunningTasksStandalone(t *testing.T) {
-	ckpt, out := t.TempDir(), t.TempDir()
+	ckpt, out, stamps := t.TempDir(), t.TempDir(), t.TempDir()
 	dyn := append(reactive(ckpt, "300 ms"), "jobmanager.failover.task-adoption.timeout=60 s")
-	args := []string{"--records", "160000", "--keys", "7", "--rate", "4000", "--output", out}
+	const records = 160000
+	args := []string{"--records", strconv.Itoa(records), "--keys", "7", "--rate", "4000", "--output", out, "--timestamps", stamps}
 	c, r := startAMRestartCluster(t, dyn, examples.CheckableCountName, args, 2)
 	jid := jobID(t, c)
 	d := waitRunningAt(t, c, jid, 2)
 	waitCheckpointIn(t, c, jid, d.Attempt)
 
 	var cur *restartedAM
+	var away []amAbsent
 	for n := 2; n <= 3; n++ {
 		before := latestCompleted(t, c, jid)
+		killed := time.Now()
 		if cur == nil {
 			r.kill(t)
 		} else {
@@ -43,17 +48,21 @@ func TestAMFailoverAdoptsRunningTasksStandalone(t *testing.T) {
 			}
 			<-cur.done
 		}
+		time.Sleep(amAbsence) // the job runs without an AM meanwhile
 		cur = r.start(t, n)
 		after := waitRunningAt(t, c, jid, 2)
+		back := time.Now()
 		if after.Attempt != d.Attempt || after.RestoreFrom != 0 {
 			t.Fatalf("AM %d: attempt %d restored from checkpoint %d; want attempt %d adopted, nothing restored (logs in %s)", n, after.Attempt, after.RestoreFrom, d.Attempt, c.LogDir())
 		}
 		testkit.WaitFor(t, fmt.Sprintf("a checkpoint above %d under AM %d", before, n), func() (bool, error) {
 			return latestCompleted(t, c, jid) > before, nil
 		})
+		away = append(away, amAbsent{killed: killed, back: back, checkpointed: time.Now()})
 	}
 	cur.wait(t, 4*time.Minute)
 	testkit.CheckExactOutput(t, out, args)
+	checkFlowedThrough(t, stamps, records, away)
 	for n := 2; n <= 3; n++ {
 		log, err := os.ReadFile(filepath.Join(c.LogDir(), fmt.Sprintf("jobmanager-%d.log", n)))
 		if err != nil {
@@ -81,8 +90,44 @@ func TestAMFailoverAdoptsRunningTasksStandalone(t *testing.T) {
 	}
 }
 
+// amAbsence is how long a test leaves the job without an AM after killing it.
+const amAbsence = 4 * time.Second
+
+// amAbsent is one AM failover as a test saw it: when it killed the AM, when the new AM
+// ran the job (REST answered with it running), and when the new AM had completed a
+// checkpoint.
+type amAbsent struct{ killed, back, checkpointed time.Time }
+
+// checkFlowedThrough checks CheckableCount's committed --timestamps output in dir after
+// a run of records numbers that went through the AM failovers away: every number is
+// there once, and around each failover (from the kill until the new AM completed a
+// checkpoint) the longest time no record reached the sink is under half the time the AM
+// was away. Records that stopped while the AM was away, or that the new AM replayed from
+// a checkpoint, would leave a gap of at least that long; the bound leaves the other half
+// to a loaded machine's pauses.
+func checkFlowedThrough(t *testing.T, dir string, records int64, away []amAbsent) {
+	t.Helper()
+	st, err := examples.ReadCommittedTimestamps(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := examples.CheckTimestamps(st, records); err != nil {
+		t.Fatalf("%v (output in %s)", err, dir)
+	}
+	for i, a := range away {
+		absent := a.back.Sub(a.killed)
+		gap, x, y := examples.LongestGap(st, a.killed, a.checkpointed)
+		t.Logf("AM failover %d: the AM away %s; longest time without sink output %s (%d at %s, %d at %s)", i+1,
+			absent.Round(time.Millisecond), gap, x.N, x.At.Format("15:04:05.000"), y.N, y.At.Format("15:04:05.000"))
+		if gap >= absent/2 {
+			t.Errorf("AM failover %d: no record reached the sink for %s (from %d at %s to %d at %s) while the AM was away for %s (killed %s): records stopped",
+				i+1, gap, x.N, x.At.Format("15:04:05.000"), y.N, y.At.Format("15:04:05.000"), absent.Round(time.Millisecond), a.killed.Format("15:04:05.000"))
+		}
+	}
+}
+
 // latestCompleted is the id of the latest completed checkpoint the AM knows (0: none).
-func latestCompleted(t *testing.T, c *standalone.LocalCluster, jid string) int64 {
+func latestCompleted(t testing.TB, c *standalone.LocalCluster, jid string) int64 {
 	t.Helper()
 	var s testkit.CheckpointStats
 	if err := rest(c, "/jobs/"+jid+"/checkpoints", &s); err != nil || s.Latest.Completed == nil {

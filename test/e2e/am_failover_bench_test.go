@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"fmt"
-	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,11 +11,12 @@ import (
 	"time"
 
 	"github.com/tidestream/tide/examples"
+	"github.com/tidestream/tide/internal/testkit"
 	"github.com/tidestream/tide/standalone"
 )
 
-// BenchmarkAMFailoverGap: the longest time no record reached CheckableCount's sink (its
-// part files, committed or in progress, stopped growing) around a SIGKILL of the
+// BenchmarkAMFailoverGap: the longest time no record reached CheckableCount's sink (the
+// sink's wall-clock times in the committed --timestamps output) around a SIGKILL of the
 // standalone AM and its restart by hand, with the TaskManagers' subtasks adopted by the
 // new AM, next to the same failover with adoption off (today's restore from the latest
 // checkpoint: the baseline), in the same run.
@@ -34,12 +34,14 @@ func BenchmarkAMFailoverGap(b *testing.B) {
 }
 
 // amFailoverGap runs one failover with jobmanager.failover.task-adoption.timeout set to
-// adoptTimeout and returns the longest stretch without sink output from the kill until
-// the new AM completed a checkpoint.
+// adoptTimeout and returns the longest stretch without committed sink output from the
+// kill until the new AM completed a checkpoint. After a restore from a checkpoint, the
+// committed records after that checkpoint are the replayed ones, written after the
+// restore: the gap covers the replay.
 func amFailoverGap(b *testing.B, adoptTimeout string) time.Duration {
-	ckpt, out := b.TempDir(), b.TempDir()
+	ckpt, out, stamps := b.TempDir(), b.TempDir(), b.TempDir()
 	dyn := append(reactive(ckpt, "300 ms"), "jobmanager.failover.task-adoption.timeout="+adoptTimeout)
-	args := []string{"--records", "100000000", "--keys", "7", "--rate", "4000", "--output", out}
+	args := []string{"--records", "100000000", "--keys", "7", "--rate", "4000", "--output", out, "--timestamps", stamps}
 	var ports [2]int
 	for i := range ports {
 		p, err := standalone.FreePort()
@@ -55,18 +57,11 @@ func amFailoverGap(b *testing.B, adoptTimeout string) time.Duration {
 	d := waitRunningAt(b, c, jid, 2)
 	waitCheckpointIn(b, c, jid, d.Attempt)
 
-	stop := make(chan struct{})
-	gaps := make(chan time.Duration, 1)
-	var killed time.Time
-	killedAt := make(chan time.Time, 1)
-	go func() { gaps <- watchOutputGap(out, killedAt, stop) }()
-
 	pid, ok := amProcess(ports[1])
 	if !ok {
 		b.Fatal("no AM process found")
 	}
-	killed = time.Now()
-	killedAt <- killed
+	killed := time.Now()
 	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
 		b.Fatal(err)
 	}
@@ -91,39 +86,16 @@ func amFailoverGap(b *testing.B, adoptTimeout string) time.Duration {
 	defer func() { _ = am2.Process.Kill(); _ = am2.Wait() }()
 	d = waitRunningAt(b, c, jid, 2)
 	waitCheckpointIn(b, c, jid, d.Attempt)
-	time.Sleep(2 * time.Second) // output after recovery
-	close(stop)
-	return <-gaps
-}
-
-// watchOutputGap samples the bytes under dir every 20 ms and returns the longest time
-// without growth from the kill (its time arrives on killedAt) until stop.
-func watchOutputGap(dir string, killedAt <-chan time.Time, stop <-chan struct{}) time.Duration {
-	size := func() int64 {
-		var n int64
-		_ = filepath.WalkDir(dir, func(_ string, e fs.DirEntry, err error) error {
-			if err == nil && !e.IsDir() {
-				if info, err := e.Info(); err == nil {
-					n += info.Size()
-				}
-			}
-			return nil
-		})
-		return n
+	end := time.Now()
+	// One more checkpoint commits the records around the window's end.
+	last := latestCompleted(b, c, jid)
+	testkit.WaitFor(b, "a checkpoint after the measured window", func() (bool, error) {
+		return latestCompleted(b, c, jid) > last, nil
+	})
+	st, err := examples.ReadCommittedTimestamps(stamps)
+	if err != nil {
+		b.Fatal(err)
 	}
-	kill := <-killedAt
-	last, grew, longest := size(), kill, time.Duration(0)
-	t := time.NewTicker(20 * time.Millisecond)
-	defer t.Stop()
-	for {
-		select {
-		case now := <-t.C:
-			if s := size(); s != last {
-				longest = max(longest, now.Sub(grew))
-				last, grew = s, now
-			}
-		case <-stop:
-			return max(longest, time.Since(grew))
-		}
-	}
+	gap, _, _ := examples.LongestGap(st, killed, end)
+	return gap
 }

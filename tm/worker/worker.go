@@ -21,6 +21,11 @@ import (
 // registrationReplyTimeout bounds the wait for Registered/Rejected after Register.
 const registrationReplyTimeout = 30 * time.Second
 
+// reconnectMaxBackoff caps the pause between attempts to reach a lost AM: while it is
+// away nothing can be checkpointed or assigned, so a TaskManager looks for the new AM at
+// least this often (Config.MaxBackoff still caps the first connection).
+const reconnectMaxBackoff = time.Second
+
 // Run runs a TaskManager until ctx ends (SIGTERM: it unregisters and exits cleanly, nil),
 // the AM disconnects it (nil), the AM rejects it (ErrRejected) or the AM stays
 // unreachable for cfg.ConnectTimeout (ErrAMUnreachable).
@@ -105,6 +110,7 @@ func (w *worker) run(ctx context.Context) error {
 	defer w.closeHeld()
 	deadline := time.Now().Add(w.cfg.ConnectTimeout)
 	backoff := w.cfg.InitialBackoff
+	lost := false // the AM was lost: reconnecting, not connecting
 	for attempt, first := 1, true; ; attempt++ {
 		if !first {
 			w.followAddressFile(ctx)
@@ -119,9 +125,11 @@ func (w *worker) run(ctx context.Context) error {
 			case out == outcomeDisconnected, out == outcomeStopped:
 				return nil
 			}
-			// Lost the AM: try to get back for another ConnectTimeout.
+			// Lost the AM: try to get back for another ConnectTimeout, at least once a
+			// second (reconnectMaxBackoff), so the subtasks kept running meet the new AM
+			// soon after it starts.
 			deadline = time.Now().Add(w.cfg.ConnectTimeout)
-			backoff, attempt = w.cfg.InitialBackoff, 0
+			backoff, attempt, lost = w.cfg.InitialBackoff, 0, true
 			continue
 		}
 		if errors.Is(err, ErrRejected) {
@@ -143,6 +151,9 @@ func (w *worker) run(ctx context.Context) error {
 			return nil
 		}
 		backoff = min(2*backoff, w.cfg.MaxBackoff)
+		if lost {
+			backoff = min(backoff, reconnectMaxBackoff)
+		}
 	}
 }
 
