@@ -22,8 +22,8 @@ import (
 // is deployed on their slots, and so are those of a TaskManager that reports after that.
 //
 //	Created ──start──► WaitingForResources (adopting: reports collected, adopt timer)
-//	                     │ every subtask reported once, attempts agree   │ timeout, conflict,
-//	                     ▼                                               ▼ reporter lost
+//	                     │ every subtask reported once, attempts agree   │ timeout, conflict
+//	                     ▼                                               ▼
 //	                   Executing (adopted attempt)          fallback: CancelReported, normal wait
 
 // RecoveredDeployment is the deployment a previous AM of the job persisted as running: the
@@ -201,7 +201,11 @@ func (s *Scheduler) cancelReported(tm TaskManagerID, tasks []ReportedTask, reaso
 	}
 }
 
-// adoptionLost: a TaskManager that reported subtasks went away before the decision.
+// adoptionLost: a TaskManager that reported subtasks went away before the decision. Its
+// reports are withdrawn, not held against the adoption: a TaskManager whose connection
+// to the new AM broke keeps its subtasks running and reports them again when it
+// reconnects. One that does not come back is missing when the adoption times out, and
+// if its process died, its peers report their subtasks failed.
 func (s *Scheduler) adoptionLost(tm TaskManagerID, reason string) {
 	a := s.adopt
 	if !s.adoptionOpen() || len(a.all[tm]) == 0 {
@@ -212,9 +216,8 @@ func (s *Scheduler) adoptionLost(tm TaskManagerID, reason string) {
 	}
 	delete(a.byTM, tm)
 	delete(a.all, tm)
-	if a.conflict == "" {
-		a.conflict = fmt.Sprintf("task manager %s, which runs subtasks of the recovered deployment, was lost: %s", tm, reason)
-	}
+	s.log.Info("task manager lost before the adoption was decided: its reports are withdrawn until it reports again",
+		"task_manager", tm, "reason", reason, "reported", len(a.reports), "total", a.total)
 }
 
 // adoptionDecision reports whether the adoption can be decided now: ok with a plan when
