@@ -345,20 +345,45 @@ func (a *AM) splitRequest(s *session, attempt core.AttemptID, v core.VertexID, i
 	}
 	msg := &rpc.JobManagerMessage{Kind: &rpc.JobManagerMessage_SplitAssignment{SplitAssignment: &rpc.SplitAssignment{
 		Attempt: int64(attempt), Vertex: string(v), Index: int32(index), Splits: out, NoMoreSplits: noMore}}}
-	a.src.persist(v, func(err error) {
-		if err != nil {
-			// The reader never gets these splits; the restored enumerator has them again.
-			a.log.Error("split assignment not logged; failing the job over", "attempt", attempt, "source", v, "subtask", index, "err", err)
-			if a.src.attempt == attempt {
-				a.step(core.GlobalFailure{Error: err.Error()})
+	backoff := retrySplitLogMin
+	var logged func(err error)
+	logged = func(err error) {
+		if err == nil {
+			if cur, ok := a.sessions[s.id]; ok && cur == s && a.src.attempt == attempt {
+				s.send(msg)
 			}
 			return
 		}
-		if cur, ok := a.sessions[s.id]; ok && cur == s && a.src.attempt == attempt {
-			s.send(msg)
+		if a.src.attempt != attempt {
+			return // the attempt ended: the restored enumerator has these splits again
 		}
-	})
+		// The checkpoint storage is unreachable (a namenode outage, say): the reader waits
+		// for its splits and the write is retried, as a checkpoint would be; failing the job
+		// over would only restore from the same unreachable storage. The assignment stays
+		// counted as unsent meanwhile, so no checkpoint cuts between it and its reader.
+		a.log.Warn("split assignment not logged yet; the reader waits and the write is retried",
+			"attempt", attempt, "source", v, "subtask", index, "retry_in", backoff, "err", err)
+		a.src.unsent++
+		a.clock.AfterFunc(backoff, func() {
+			a.post(func() {
+				a.src.unsent--
+				if a.src.attempt == attempt {
+					a.src.persist(v, logged)
+				}
+			})
+		})
+		backoff = min(2*backoff, retrySplitLogMax)
+	}
+	a.src.persist(v, logged)
 }
 
 // retrySplitRequest is how often a reader's unanswered split request is retried.
 const retrySplitRequest = 100 * time.Millisecond
+
+// retrySplitLogMin and retrySplitLogMax bound the backoff between writes of a split
+// assignment the split-assignment log could not take (each write already retries
+// transient storage errors for several seconds).
+const (
+	retrySplitLogMin = 500 * time.Millisecond
+	retrySplitLogMax = 15 * time.Second
+)
