@@ -86,6 +86,7 @@ func New(cfg Config) (*AM, error) {
 		return nil, fmt.Errorf("configure AM for job %q: %w", cfg.JobName, err)
 	}
 	log := cfg.Logger.With("job", cfg.JobName, "jobID", cfg.JobID)
+	warnFullCopies(cfg.Options, cfg.Conf, log)
 	graph, err := cfg.Job.Graph()
 	if err != nil {
 		return nil, fmt.Errorf("build job graph of %q: %w", cfg.JobName, err)

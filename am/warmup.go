@@ -1,8 +1,10 @@
 package am
 
 import (
+	"log/slog"
 	"maps"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/tidestream/tide/core"
@@ -210,4 +212,29 @@ func switchDowntime(r core.Rescale, running time.Time) time.Duration {
 		return 0
 	}
 	return running.Sub(r.Start)
+}
+
+// warnFullCopies says, once at start, when warm-up or standby copies will fetch a range's
+// whole state at every checkpoint they follow. A copy follows a checkpoint by fetching the
+// files it does not hold yet; only pebble with incremental checkpoints keeps files from one
+// checkpoint to the next (shared tables). With the hashmap backend, or full pebble
+// checkpoints, every checkpoint's files are new and each one is downloaded again in full.
+// (Heap copies are not made incremental: the heap snapshot writes each key group's entries
+// in map order with no per-key-group digest, so a copy cannot tell an unchanged key group
+// from a changed one without reading both.)
+func warnFullCopies(o core.Options, flat map[string]string, log *slog.Logger) {
+	if o.NumStandbyReplicas <= 0 && o.WarmupTimeout <= 0 {
+		return
+	}
+	backend := strings.ToLower(strings.TrimSpace(flat["state.backend.type"]))
+	incremental := strings.EqualFold(strings.TrimSpace(flat["execution.checkpointing.incremental"]), "true")
+	if (backend == "pebble" || backend == "rocksdb") && incremental {
+		return
+	}
+	if backend == "" {
+		backend = "hashmap"
+	}
+	log.Warn("warm-up and standby copies download their ranges' whole state at every checkpoint they follow: only state.backend.type pebble with execution.checkpointing.incremental true shares files between checkpoints",
+		"state.backend.type", backend, "execution.checkpointing.incremental", incremental,
+		"num.standby.replicas", o.NumStandbyReplicas, "state.warmup.timeout", o.WarmupTimeout)
 }

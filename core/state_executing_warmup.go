@@ -50,7 +50,7 @@ func (e *executing) startWarmup(now time.Time, target allocator.Parallelism, tri
 	r.id = s.nextWarmupRound()
 	e.warm = r
 	s.log.Info("warming up before the switch", "round", r.id, "trigger", trigger, "target", formatParallelism(s.order, r.target),
-		"copies", len(r.copies), "moving_without_warmup", r.skipped, "checkpoint", s.latestCheckpoint, "until", e.warmUntil)
+		"copies", len(r.copies), "queued", len(r.queued), "checkpoint", s.latestCheckpoint, "until", e.warmUntil)
 	s.emit(WarmUp{Round: r.id, Kind: WarmupPlanned, Checkpoint: s.latestCheckpoint, Tasks: r.tasks()})
 	return true
 }
@@ -154,6 +154,6 @@ func (e *executing) warmupPending() PendingRescale {
 	r := e.warm
 	sum := r.summary(e.warmStart, e.s.latestCheckpoint)
 	return PendingRescale{Reason: PendingWarmup, Until: e.warmUntil, Target: toVertexParallelism(r.target),
-		Message: fmt.Sprintf("warming up %d key-group range(s) on their new TaskManagers (%d caught up, %d failed) until checkpoint %d or %s",
-			sum.Planned, sum.Ready, sum.Failed, e.s.latestCheckpoint, e.warmUntil.UTC().Format(time.RFC3339Nano))}
+		Message: fmt.Sprintf("warming up %d key-group range(s) on their new TaskManagers (%d caught up, %d failed, %d queued behind max.warmup.replicas) until checkpoint %d or %s",
+			sum.Planned, sum.Ready, sum.Failed, sum.Skipped, e.s.latestCheckpoint, e.warmUntil.UTC().Format(time.RFC3339Nano))}
 }

@@ -77,23 +77,31 @@ type warmCopy struct {
 	bytes   int64
 	failed  string
 	moved   int // key groups of the range its TaskManager did not hold
+	// caughtUp: the copy held the newest completed checkpoint once (or failed); from then
+	// on it only follows, and no longer counts against max.warmup.replicas
+	caughtUp bool
 }
 
 // ready: the copy holds the newest completed checkpoint (within one checkpoint of
 // current: the switch replays from that checkpoint), or it failed and is given up.
 func (c *warmCopy) ready(latest CheckpointID) bool { return c.failed != "" || c.applied >= latest }
 
-// warmupRound is a planned move waiting for its warm-ups (KIP-441's probing rebalance in
-// tide's terms: the switch happens when all are caught up or at state.warmup.timeout).
+// warmupRound is a planned move waiting for its warm-ups. At most max.warmup.replicas
+// copies catch up at a time; the other moving ranges queue, and each report that a copy
+// caught up (or failed) starts the next ones: KIP-441's probing rebalances, in tide's
+// terms, without a switch per probe (a switch stops the whole job, so there is one, when
+// every copy is caught up or at state.warmup.timeout; ranges still queued then move
+// without a warm-up).
 type warmupRound struct {
 	id       int
 	start    time.Time
 	target   allocator.Parallelism
 	trigger  RescaleTrigger
 	cause    string
-	copies   []warmCopy
+	copies   []warmCopy      // started
+	queued   []warmCopy      // waiting for a started copy to catch up
+	planned  []WarmupTask    // every moving range, started or queued, in plan order
 	evacuate []TaskManagerID // evacuation: released (or, kept, restarted away from) at the switch
-	skipped  int             // ranges that move without a warm-up (beyond max.warmup.replicas)
 }
 
 func (r *warmupRound) tasks() []WarmupTask {
@@ -105,6 +113,9 @@ func (r *warmupRound) tasks() []WarmupTask {
 }
 
 func (r *warmupRound) allReady(latest CheckpointID) bool {
+	if len(r.queued) > 0 {
+		return false
+	}
 	for i := range r.copies {
 		if !r.copies[i].ready(latest) {
 			return false
@@ -115,7 +126,7 @@ func (r *warmupRound) allReady(latest CheckpointID) bool {
 
 // summary is what the rescale history keeps of a round.
 func (r *warmupRound) summary(now time.Time, latest CheckpointID) WarmupSummary {
-	w := WarmupSummary{Duration: now.Sub(r.start), Planned: len(r.copies), Skipped: r.skipped}
+	w := WarmupSummary{Duration: now.Sub(r.start), Planned: len(r.copies), Skipped: len(r.queued)}
 	for _, c := range r.copies {
 		w.Bytes += c.bytes
 		switch {
@@ -235,17 +246,36 @@ func (s *Scheduler) newWarmupRound(now time.Time, target allocator.Parallelism, 
 		return nil, false
 	}
 	r := &warmupRound{start: now, target: plan.Parallelism}
-	if n := s.opts.MaxWarmupReplicas; len(copies) > n {
-		r.skipped = len(copies) - n
-		copies = copies[:n]
+	for _, c := range copies {
+		r.planned = append(r.planned, c.task)
 	}
-	r.copies = copies
+	n := min(s.opts.MaxWarmupReplicas, len(copies))
+	r.copies, r.queued = copies[:n:n], copies[n:]
 	return r, true
 }
 
-// sameTasks reports whether two rounds copy the same ranges to the same TaskManagers.
+// probe starts queued copies while fewer than max.warmup.replicas started ones are still
+// catching up, and reports whether it started any.
+func (r *warmupRound) probe(max int) bool {
+	active := 0
+	for _, c := range r.copies {
+		if !c.caughtUp {
+			active++
+		}
+	}
+	started := false
+	for active < max && len(r.queued) > 0 {
+		r.copies = append(r.copies, r.queued[0])
+		r.queued = r.queued[1:]
+		active++
+		started = true
+	}
+	return started
+}
+
+// sameTasks reports whether two rounds move the same ranges to the same TaskManagers.
 func sameTasks(a, b *warmupRound) bool {
-	return slices.Equal(a.tasks(), b.tasks()) && a.target.Equal(b.target)
+	return slices.Equal(a.planned, b.planned) && a.target.Equal(b.target)
 }
 
 // onWarmupReported records a TaskManager's progress on a copy.
@@ -274,6 +304,12 @@ func (s *Scheduler) onWarmupReported(now time.Time, ev WarmupReported) {
 		} else {
 			c.applied = max(c.applied, ev.Checkpoint)
 		}
+		c.caughtUp = c.caughtUp || c.failed != "" || c.applied >= s.latestCheckpoint
+	}
+	if e.warm.probe(s.opts.MaxWarmupReplicas) {
+		r := e.warm
+		s.log.Info("warm-up probe: starting queued copies", "round", r.id, "started", len(r.copies), "queued", len(r.queued))
+		s.emit(WarmUp{Round: r.id, Kind: WarmupPlanned, Checkpoint: s.latestCheckpoint, Tasks: r.tasks()})
 	}
 	e.maybeSwitch(now)
 }
