@@ -17,6 +17,7 @@ import (
 	"github.com/tidestream/tide/examples"
 	"github.com/tidestream/tide/internal/testkit"
 	"github.com/tidestream/tide/standalone"
+	"github.com/tidestream/tide/test/hadoop/hadooptest"
 )
 
 // BenchmarkWarmupDowntime is issue 14's downtime table (make bench): for 1 MiB and 100 MiB
@@ -31,6 +32,7 @@ import (
 // Flink's setup), checkpoints every second on file://.
 //
 // It runs only with TIDE_BENCH_WARMUP=1 (.ci/bench.sh sets it): at 100 MiB it takes minutes.
+// TIDE_BENCH_WARMUP_STORAGE=hdfs puts the checkpoints on the HDFS mini-cluster instead.
 func BenchmarkWarmupDowntime(b *testing.B) {
 	if os.Getenv("TIDE_BENCH_WARMUP") != "1" {
 		b.Skip("the warm-up downtime table runs with TIDE_BENCH_WARMUP=1 (make bench sets it); TIDE_BENCH_WARMUP_1G=1 adds 1 GiB")
@@ -124,7 +126,7 @@ func printDowntimeTable(rows []downtimeRow) {
 		return fmt.Sprintf("%.2fx", float64(a)/float64(b))
 	}
 	var buf bytes.Buffer
-	fmt.Fprintf(&buf, "\nswitch downtime: last record before the switch -> every subtask's first record after it (CheckableCount --ballast, pebble, incremental checkpoints every 1 s, local recovery, file://)\n")
+	fmt.Fprintf(&buf, "\nswitch downtime: last record before the switch -> every subtask's first record after it (CheckableCount --ballast, pebble, incremental checkpoints every 1 s, local recovery, checkpoints on %s)\n", benchStorage())
 	fmt.Fprintf(&buf, "%-8s | %-30s | %-30s | %-30s\n", "state", "scale-up 2->3 warm / cold", "evacuation 3->2 warm / cold", "TM SIGKILL standby / none")
 	for _, r := range rows {
 		fmt.Fprintf(&buf, "%-8s | %-30s | %-30s | %-30s\n", fmtSize(r.size),
@@ -162,6 +164,15 @@ func fmtSize(n int64) string {
 	return fmt.Sprintf("%d B", n)
 }
 
+// benchStorage is where the benchmark's checkpoints go: file (default) or hdfs
+// (TIDE_BENCH_WARMUP_STORAGE=hdfs, on the mini-cluster of TIDE_HADOOP_ENV).
+func benchStorage() string {
+	if os.Getenv("TIDE_BENCH_WARMUP_STORAGE") == "hdfs" {
+		return "hdfs"
+	}
+	return "file"
+}
+
 // benchKeys: keys of the ballast job (every key group of the default 128 gets some).
 const benchKeys = 2048
 
@@ -174,7 +185,11 @@ func runMoves(b *testing.B, size int64, mode string, warm, standby bool) moveTim
 	progress := filepath.Join(dir, "progress")
 	args := []string{"--records", "1000000000000", "--keys", strconv.Itoa(benchKeys), "--rate", "2000",
 		"--ballast", strconv.FormatInt(size/benchKeys, 10), "--progress", progress, "--output", filepath.Join(dir, "out")}
-	dyn := append(reactive(filepath.Join(dir, "checkpoints"), "1 s"),
+	ckpt := "file://" + filepath.Join(dir, "checkpoints")
+	if benchStorage() == "hdfs" {
+		ckpt, _ = hdfsCheckpointRoot(b, hadooptest.Require(b))
+	}
+	dyn := append(hdfsSettings(ckpt, "1 s"),
 		"state.backend.type=pebble", "execution.checkpointing.incremental=true", "state.backend.local-recovery=true")
 	if warm {
 		dyn = append(dyn, "state.warmup.timeout=10 min", "max.warmup.replicas=8")

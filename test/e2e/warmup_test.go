@@ -91,7 +91,7 @@ func checkWarmedUp(t *testing.T, c *standalone.LocalCluster, job string, r api.R
 	if got != want {
 		t.Errorf("tide rescales row %q:\n got %s\nwant %s", strings.Join(f, "  "), got, want)
 	}
-	t.Logf("rescale %d: %d key groups moved, %d bytes warmed up in %d ms, switch downtime %d ms",
+	t.Logf("rescale %d: %d key groups moved, %d bytes moved (warm-up and restore downloads), warm-up %d ms, switch downtime %d ms",
 		r.ID, r.KeyGroupsMoved, r.BytesMoved, r.WarmupDuration, r.SwitchDowntime)
 }
 
