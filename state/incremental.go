@@ -51,13 +51,20 @@ func (p *PebbleBackend) Checkpoint(dir string) ([]DBFile, error) {
 	if err := p.db.Checkpoint(dir); err != nil {
 		return nil, fmt.Errorf("pebble state backend: checkpoint into %s: %w", dir, err)
 	}
-	bounds, err := checkpointTableBounds(dir)
+	files, _, err := listCheckpoint(dir)
+	return files, err
+}
+
+// listCheckpoint lists the files of the database checkpoint in dir, and the largest
+// sequence number of its tables.
+func listCheckpoint(dir string) ([]DBFile, uint64, error) {
+	bounds, maxSeq, err := checkpointTableBounds(dir)
 	if err != nil {
-		return nil, fmt.Errorf("pebble state backend: checkpoint %s: %w", dir, err)
+		return nil, 0, fmt.Errorf("pebble state backend: checkpoint %s: %w", dir, err)
 	}
 	entries, err := os.ReadDir(dir)
 	if err != nil {
-		return nil, fmt.Errorf("pebble state backend: listing checkpoint %s: %w", dir, err)
+		return nil, 0, fmt.Errorf("pebble state backend: listing checkpoint %s: %w", dir, err)
 	}
 	var files []DBFile
 	for _, e := range entries {
@@ -66,7 +73,7 @@ func (p *PebbleBackend) Checkpoint(dir string) ([]DBFile, error) {
 		}
 		fi, err := e.Info()
 		if err != nil {
-			return nil, fmt.Errorf("pebble state backend: checkpoint %s: %w", dir, err)
+			return nil, 0, fmt.Errorf("pebble state backend: checkpoint %s: %w", dir, err)
 		}
 		f := DBFile{Name: e.Name(), Size: fi.Size(), Table: strings.HasSuffix(e.Name(), ".sst"), FirstKeyGroup: -1, LastKeyGroup: -1}
 		if b, ok := bounds[f.Name]; ok && f.Table && b[0] >= 0 && b[1] >= 0 {
@@ -74,7 +81,7 @@ func (p *PebbleBackend) Checkpoint(dir string) ([]DBFile, error) {
 		}
 		files = append(files, f)
 	}
-	return files, nil
+	return files, maxSeq, nil
 }
 
 // checkpointTableBounds reads the key-group bounds of every table of the database
@@ -83,8 +90,9 @@ func (p *PebbleBackend) Checkpoint(dir string) ([]DBFile, error) {
 // a compaction finishing after db.Checkpoint has already replaced: the checkpoint's tables
 // would be missing from it and their bounds unknown, and a restore at another parallelism
 // would then download every table instead of those of its key groups. A file backing
-// several virtual tables gets the union of their bounds.
-func checkpointTableBounds(dir string) (map[string][2]int, error) {
+// several virtual tables gets the union of their bounds. maxSeq is the largest sequence
+// number of any table (see PebbleBackend.CheckpointAsync).
+func checkpointTableBounds(dir string) (_ map[string][2]int, maxSeq uint64, _ error) {
 	cache := pebble.NewCache(1 << 20)
 	defer cache.Unref()
 	db, err := pebble.Open(dir, &pebble.Options{
@@ -95,7 +103,7 @@ func checkpointTableBounds(dir string) (map[string][2]int, error) {
 		Logger:                      pebbleLogger{log: slog.Default().With("pebble", dir)},
 	})
 	if err != nil {
-		return nil, fmt.Errorf("reopening read-only: %w", err)
+		return nil, 0, fmt.Errorf("reopening read-only: %w", err)
 	}
 	levels, err := db.SSTables()
 	if cerr := db.Close(); err == nil {
@@ -107,11 +115,12 @@ func checkpointTableBounds(dir string) (map[string][2]int, error) {
 		err = rerr
 	}
 	if err != nil {
-		return nil, fmt.Errorf("listing tables: %w", err)
+		return nil, 0, fmt.Errorf("listing tables: %w", err)
 	}
 	bounds := map[string][2]int{}
 	for _, lv := range levels {
 		for _, t := range lv {
+			maxSeq = max(maxSeq, uint64(t.LargestSeqNum))
 			name := fmt.Sprintf("%s.sst", t.BackingSSTNum)
 			lo, hi := keyGroupOf(t.Smallest.UserKey), keyGroupOf(t.Largest.UserKey)
 			if b, ok := bounds[name]; ok {
@@ -124,7 +133,7 @@ func checkpointTableBounds(dir string) (map[string][2]int, error) {
 			bounds[name] = [2]int{lo, hi}
 		}
 	}
-	return bounds, nil
+	return bounds, maxSeq, nil
 }
 
 // keyGroupOf is the key group of a stored key (-1 if too short).

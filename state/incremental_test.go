@@ -173,7 +173,7 @@ func TestCheckpointBoundsSurviveCompaction(t *testing.T) {
 			live[fmt.Sprintf("%s.sst", tb.BackingSSTNum)] = true
 		}
 	}
-	bounds, err := checkpointTableBounds(dir)
+	bounds, _, err := checkpointTableBounds(dir)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"sync"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/vfs"
@@ -34,6 +35,8 @@ type PebbleBackend struct {
 	lock *os.File // flock'ed from the directory's creation until Close (CleanStale spares it)
 	kbuf []byte
 	wo   *pebble.WriteOptions
+	// pending counts the checkpoints CheckpointAsync is still taking.
+	pending sync.WaitGroup
 }
 
 // comparerName and the format version are persisted by Pebble and checked on open; they
@@ -185,6 +188,7 @@ func (p *PebbleBackend) Close() error {
 	if p.db == nil {
 		return nil
 	}
+	p.pending.Wait()
 	err := p.db.Close()
 	p.db = nil
 	if rerr := os.RemoveAll(p.dir); err == nil && rerr != nil {

@@ -21,9 +21,10 @@ import (
 
 // Incremental checkpoints (execution.checkpointing.incremental, pebble backend).
 //
-// At the barrier the subtask flushes its Pebble instance and takes a Pebble checkpoint
-// (tables hard-linked into a directory of their own, MANIFEST and OPTIONS copied): that
-// directory is the immutable view the upload reads. In the background it uploads
+// At the barrier the subtask seals its Pebble instance's memtable; in the background the
+// memtable is flushed and a Pebble checkpoint taken (tables hard-linked into a directory
+// of their own, MANIFEST and OPTIONS copied; see state.PebbleBackend.CheckpointAsync):
+// that directory is the immutable view the upload reads. Then it uploads
 //
 //   - each table (*.sst) that no confirmed checkpoint of this instance uploaded yet, to
 //     <job>/shared/<vertex>-<subtask>-<instance>-c<checkpoint>-<table> (Flink's shared/
@@ -131,13 +132,20 @@ func (s *incrementalState) record(id int64, tables map[string]StateHandle) {
 	s.uploaded[id] = tables
 }
 
-// incrementalSnapshot is the synchronous part's result: a Pebble checkpoint directory.
+// incrementalSnapshot is the synchronous part's result: a Pebble checkpoint directory,
+// being taken in the background (state.PebbleBackend.CheckpointAsync: the barrier only
+// seals the memtable) until files returns.
 type incrementalSnapshot struct {
-	dir   string
-	files []state.DBFile
+	dir     string
+	pending *state.PendingCheckpoint
 }
 
-func (s *incrementalSnapshot) release() { _ = os.RemoveAll(s.dir) }
+func (s *incrementalSnapshot) files() ([]state.DBFile, error) { return s.pending.Wait() }
+
+func (s *incrementalSnapshot) release() {
+	_, _ = s.pending.Wait()
+	_ = os.RemoveAll(s.dir)
+}
 
 func (t *task) incrementalEnabled() bool {
 	_, ok := t.backend.(*state.PebbleBackend)
@@ -159,12 +167,12 @@ func (t *task) takeIncremental(id int64) (*incrementalSnapshot, error) {
 	}
 	dir := filepath.Join(t.scratchDir(), fmt.Sprintf("tide-ckpt-%s-%d-%d-%d", t.vertex.ID, t.index, t.a.id, id))
 	_ = os.RemoveAll(dir)
-	files, err := pb.Checkpoint(dir)
+	pending, err := pb.CheckpointAsync(dir)
 	if err != nil {
 		_ = os.RemoveAll(dir)
 		return nil, err
 	}
-	return &incrementalSnapshot{dir: dir, files: files}, nil
+	return &incrementalSnapshot{dir: dir, pending: pending}, nil
 }
 
 func (t *task) sharedName(id int64, table string) string {
@@ -179,13 +187,17 @@ func (t *task) privateName(id int64, suffix string) string {
 // file and the manifest; with local recovery the files also go to the local store.
 func (t *task) uploadIncremental(ctx context.Context, u *upload) ([]StateHandle, error) {
 	snap := u.incr
+	files, err := snap.files()
+	if err != nil {
+		return nil, err
+	}
 	reuse := t.incr.reusable()
 	man := dbManifest{Vertex: t.vertex.ID, Subtask: t.index, KeyGroupStart: t.kgStart, KeyGroupEnd: t.kgEnd}
 	var handles, dbHandles []StateHandle
 	tables := map[string]StateHandle{}
 	var local []localstate.File
 	var uploaded, reused int64
-	for _, f := range snap.files {
+	for _, f := range files {
 		src := filepath.Join(snap.dir, f.Name)
 		var h StateHandle
 		if old, ok := reuse[f.Name]; ok && f.Table && old.Size == f.Size {
