@@ -352,13 +352,31 @@ var (
 	// StateBackendType selects where keyed state lives on the TaskManagers.
 	StateBackendType = declare[string](Spec{
 		Key: "state.backend.type", Default: "hashmap",
-		Description: "Keyed state backend: hashmap keeps state on the heap (small state, fastest); pebble keeps it in an embedded LSM on local disk (state larger than memory). rocksdb is accepted as an alias of pebble. Checkpoints have the same format with both, so a job switches backend by restoring a savepoint.",
+		Description: "Keyed state backend: hashmap keeps state on the heap (small state, fastest); pebble keeps it in an embedded LSM on local disk (state larger than memory). rocksdb is accepted as an alias of pebble. Checkpoints have the same format with both (unless execution.checkpointing.incremental is on), so a job switches backend by restoring a savepoint.",
 	}, enumType{values: []string{"hashmap", "pebble", "rocksdb"}})
 
 	// StateBackendPebbleLocalDir is where the pebble backend keeps its files.
 	StateBackendPebbleLocalDir = declare[string](Spec{
 		Key:         "state.backend.pebble.localdir",
 		Description: "Local directory of the pebble backend's instances (one per subtask, removed when it ends). Unset: the system temp directory. A TaskManager removes the instance directories there that no live process holds (left by a TaskManager killed with SIGKILL) when it starts and when it first uses the directory.",
+	}, stringType{})
+
+	// CheckpointingIncremental is Flink's execution.checkpointing.incremental (pebble backend).
+	CheckpointingIncremental = declare[bool](Spec{
+		Key: "execution.checkpointing.incremental", Default: "false",
+		Description: "With state.backend.type pebble: a checkpoint uploads only the Pebble tables checkpoint storage does not hold yet, to <job>/shared/ beside the chk-<n>/ directories; the AM deletes a shared file when no retained checkpoint lists it. Savepoints then keep the pebble file format: switch backends through a savepoint of a job running without this key. Ignored by the hashmap backend.",
+	}, boolType{})
+
+	// LocalRecovery is Flink's state.backend.local-recovery.
+	LocalRecovery = declare[bool](Spec{
+		Key: "state.backend.local-recovery", Default: "false",
+		Description: "Each TaskManager keeps its subtasks' files of the last completed checkpoint (taskmanager.state.local.root-dirs); a subtask restored on the same TaskManager reads them from there and downloads only what it lacks. Turned on by state.warmup.timeout or num.standby.replicas.",
+	}, boolType{})
+
+	// LocalStateRootDir is Flink's taskmanager.state.local.root-dirs (one directory here).
+	LocalStateRootDir = declare[string](Spec{
+		Key:         "taskmanager.state.local.root-dirs",
+		Description: "Directory of a TaskManager's local recovery files. Unset: tide-localstate-<TaskManager id> under state.backend.pebble.localdir (or the system temp directory).",
 	}, stringType{})
 )
 
