@@ -19,6 +19,17 @@ const (
 	TTLOnReadAndWrite
 )
 
+// String is Flink's UpdateType name.
+func (u TTLUpdate) String() string {
+	switch u {
+	case TTLOnCreateAndWrite:
+		return "OnCreateAndWrite"
+	case TTLOnReadAndWrite:
+		return "OnReadAndWrite"
+	}
+	return fmt.Sprintf("TTLUpdate(%d)", uint8(u))
+}
+
 // TTLConfig is state time to live (processing time). Expired entries are never returned
 // and are deleted when met.
 type TTLConfig struct {

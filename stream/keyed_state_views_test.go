@@ -11,7 +11,7 @@ import (
 func TestValueStateTTL(t *testing.T) {
 	for _, backend := range backendTypes {
 		for _, upd := range []stream.TTLUpdate{stream.TTLOnCreateAndWrite, stream.TTLOnReadAndWrite} {
-			t.Run(backend, func(t *testing.T) {
+			t.Run(backend+"/"+upd.String(), func(t *testing.T) {
 				now := time.UnixMilli(1_000_000)
 				ttl := stream.TTLConfig{TTL: 10 * time.Second, Update: upd, Now: func() time.Time { return now }}
 				rt := withBackend(t, backend, runtimeFor("op", 1, 0, 16))
