@@ -1,0 +1,114 @@
+package e2e
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tidestream/tide/internal/testkit"
+)
+
+// TestStateBackendReadmeCommands runs the README's "Choosing a state backend" example as
+// written: its yaml lines go into a copy of conf/flink-conf.yaml (beside this cluster's
+// ports), its sh block runs from the repository's top folder with bin/ scripts, and only
+// /tmp/tide is replaced by a temporary directory. The job starts on hashmap, takes a
+// savepoint, is cancelled, and goes on from the savepoint on pebble: the AM says it started
+// from the savepoint, the TaskManager keeps the keyed state in pebble under the configured
+// directory, and the committed output is exact.
+func TestStateBackendReadmeCommands(t *testing.T) {
+	const heading = "## Choosing a state backend"
+	yaml := readmeFenced(t, heading, "yaml")
+	script := readmeFenced(t, heading, "sh")
+	if len(yaml) != 1 || len(script) != 1 {
+		t.Fatalf("README section %q: %d yaml and %d sh blocks, want one each", heading, len(yaml), len(script))
+	}
+	for _, want := range []string{"-Dstate.backend.type=hashmap", "-Dstate.backend.type=pebble", "bin/tide savepoint", "--fromSavepoint", "/tmp/tide/out"} {
+		if !strings.Contains(script[0], want) {
+			t.Fatalf("the README's state backend block changed shape (no %q):\n%s", want, script[0])
+		}
+	}
+	base := t.TempDir()
+	local := func(s string) string { return strings.ReplaceAll(s, "/tmp/tide", base) }
+	var settings []string
+	for _, line := range strings.Split(strings.TrimSpace(local(yaml[0])), "\n") {
+		settings = append(settings, line)
+	}
+	s := newScripted(t, settings...)
+
+	out := runScript(t, repoRoot(t), s.env(), local(script[0]), 5*time.Minute)
+	t.Logf("README state backend commands:\n%s", out)
+	if !regexp.MustCompile(`completed: file://` + regexp.QuoteMeta(base) + `/savepoints/savepoint-\S+`).MatchString(out) {
+		t.Fatalf("tide savepoint printed no savepoint under %s/savepoints:\n%s", base, out)
+	}
+
+	// The second job runs to its end (--records at --rate: 100 s); the AM exits with it.
+	for deadline := time.Now().Add(6 * time.Minute); ; time.Sleep(time.Second) {
+		running := slices.ContainsFunc(s.pids("standalonejob"), alive)
+		if !running {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the job started from the savepoint did not finish (its AM still runs)")
+		}
+	}
+	outDir := filepath.Join(base, "out")
+	testkit.CheckExactOutput(t, outDir, readmeJobArgs(t, local(script[0])))
+
+	logs := readLogs(t, s.logDir)
+	if !strings.Contains(logs, `msg="starting from savepoint"`) {
+		t.Errorf("the AM did not log starting from the savepoint")
+	}
+	if !strings.Contains(logs, `msg="keyed state in pebble`) || !strings.Contains(logs, filepath.Join(base, "state")) {
+		t.Errorf("no TaskManager logged keyed state in pebble under %s/state", base)
+	}
+}
+
+// readmeFenced returns the ```lang blocks of a README section, in order.
+func readmeFenced(t *testing.T, heading, lang string) []string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(repoRoot(t), "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, ok := strings.Cut(string(b), "\n"+heading+"\n")
+	if !ok {
+		t.Fatalf("README.md has no section %q", heading)
+	}
+	if end := strings.Index(section, "\n## "); end >= 0 {
+		section = section[:end]
+	}
+	var blocks []string
+	for rest := section; ; {
+		_, after, ok := strings.Cut(rest, "```"+lang+"\n")
+		if !ok {
+			return blocks
+		}
+		block, tail, ok := strings.Cut(after, "```")
+		if !ok {
+			t.Fatalf("README section %q: unterminated %s block", heading, lang)
+		}
+		blocks, rest = append(blocks, block), tail
+	}
+}
+
+// readLogs concatenates the files of a log directory.
+func readLogs(t *testing.T, dir string) string {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	for _, e := range entries {
+		data, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b.Write(data)
+	}
+	return b.String()
+}
