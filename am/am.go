@@ -272,7 +272,9 @@ func (a *AM) shutdown(res Result) {
 	a.log.Info("job terminated", "status", res.Status, "cause", res.Cause)
 	reason := fmt.Sprintf("job %s %s", a.cfg.JobName, res.Status)
 	for _, s := range a.sessions {
-		s.sendAndClose(disconnectMsg(reason))
+		msg := disconnectMsg(reason)
+		msg.GetDisconnect().JobEnded = res.Status != core.StatusSuspended // TaskManagers drop the job's local state
+		s.sendAndClose(msg)
 	}
 	a.ckpt.stop()
 	a.src.stop()

@@ -2342,8 +2342,13 @@ func (x *SplitAssignment) GetNoMoreSplits() bool {
 }
 
 type Disconnect struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Reason        string                 `protobuf:"bytes,1,opt,name=reason,proto3" json:"reason,omitempty"`
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	Reason string                 `protobuf:"bytes,1,opt,name=reason,proto3" json:"reason,omitempty"`
+	// job_ended: the job reached a globally terminal status (finished, cancelled, failed):
+	// no attempt will restore it, so the TaskManager deletes what it keeps of the job (its
+	// local state). False when the AM goes but the job may resume (suspended), and when only
+	// this TaskManager is released.
+	JobEnded      bool `protobuf:"varint,60,opt,name=job_ended,json=jobEnded,proto3" json:"job_ended,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2383,6 +2388,13 @@ func (x *Disconnect) GetReason() string {
 		return x.Reason
 	}
 	return ""
+}
+
+func (x *Disconnect) GetJobEnded() bool {
+	if x != nil {
+		return x.JobEnded
+	}
+	return false
 }
 
 // WarmupRequest asks a TaskManager to copy key-group ranges of checkpoint checkpoint_id
@@ -2948,10 +2960,11 @@ const file_tide_proto_rawDesc = "" +
 	"\x06vertex\x18\x02 \x01(\tR\x06vertex\x12\x14\n" +
 	"\x05index\x18\x03 \x01(\x05R\x05index\x12*\n" +
 	"\x06splits\x18\x04 \x03(\v2\x12.tide.rpc.v1.SplitR\x06splits\x12$\n" +
-	"\x0eno_more_splits\x18\x05 \x01(\bR\fnoMoreSplits\"$\n" +
+	"\x0eno_more_splits\x18\x05 \x01(\bR\fnoMoreSplits\"A\n" +
 	"\n" +
 	"Disconnect\x12\x16\n" +
-	"\x06reason\x18\x01 \x01(\tR\x06reason\"\x90\x01\n" +
+	"\x06reason\x18\x01 \x01(\tR\x06reason\x12\x1b\n" +
+	"\tjob_ended\x18< \x01(\bR\bjobEnded\"\x90\x01\n" +
 	"\rWarmupRequest\x12\x14\n" +
 	"\x05round\x18\x01 \x01(\x03R\x05round\x12\x12\n" +
 	"\x04kind\x18\x02 \x01(\tR\x04kind\x12#\n" +

@@ -39,15 +39,20 @@ type heldJob struct {
 	// local is the local state store (nil without local recovery); warm-up and standby
 	// copies go there too.
 	localState *localstate.Store
+	// ended: the AM said the job is over for good (Disconnect.job_ended); closing the
+	// job deletes its local state then (local_state_cleanup.go).
+	ended bool
 }
 
 // close cancels every subtask and closes the storage.
 func (h *heldJob) close(log *slog.Logger) {
 	cctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	if err := h.ex.Close(cctx); err != nil {
+	err := h.ex.Close(cctx)
+	if err != nil {
 		log.Warn("closing executor", "err", err)
 	}
+	h.dropLocalState(err == nil, log)
 	_ = h.st.Close()
 }
 
@@ -255,7 +260,8 @@ func (w *worker) dispatch(ctx context.Context, h *heldJob, space attemptSpace, m
 		h.relay.with(func(b *taskBook) { b.splits(id, a.GetVertex(), int(a.GetIndex()), ids, a.GetNoMoreSplits()) })
 		ex.AddSplits(id, a.GetVertex(), int(a.GetIndex()), splits, a.GetNoMoreSplits())
 	case *rpc.JobManagerMessage_Disconnect:
-		log.Info("the AM disconnected this TaskManager; exiting", "reason", k.Disconnect.GetReason())
+		log.Info("the AM disconnected this TaskManager; exiting", "reason", k.Disconnect.GetReason(), "job_ended", k.Disconnect.GetJobEnded())
+		h.ended = k.Disconnect.GetJobEnded()
 		return true
 	case *rpc.JobManagerMessage_Rejected:
 		log.Warn("the AM rejected this TaskManager after registration; exiting", "reason", k.Rejected.GetReason())
