@@ -2,11 +2,9 @@ package am
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/tidestream/tide/core"
-	"github.com/tidestream/tide/storage"
 )
 
 // Values of execution.checkpointing.externalized-checkpoint-retention (Flink's).
@@ -36,7 +34,7 @@ func discardCheckpoints(retention string, status core.JobStatus) bool {
 // keeps it, as execution.checkpointing.externalized-checkpoint-retention says. It returns a
 // sentence naming the kept latest checkpoint, "" when none is kept.
 func (a *AM) applyCheckpointRetention(ctx context.Context, status core.JobStatus) string {
-	if a.cfg.Storage == nil {
+	if a.cfg.Storage == nil || a.ckpt.store == nil {
 		return ""
 	}
 	retention := a.cfg.CheckpointRetention
@@ -45,12 +43,10 @@ func (a *AM) applyCheckpointRetention(ctx context.Context, status core.JobStatus
 	}
 	dir := a.cfg.Storage.URI() + "/" + a.cfg.JobID
 	if discardCheckpoints(retention, status) {
-		err := a.cfg.Storage.Delete(ctx, a.cfg.JobID)
-		switch {
-		case err == nil, errors.Is(err, storage.ErrNotFound):
-			a.log.Info("checkpoints deleted", "status", status, "retention", retention, "dir", dir)
-		default:
+		if err := a.ckpt.store.removeJob(ctx); err != nil {
 			a.log.Warn("could not delete the job's checkpoints", "status", status, "retention", retention, "dir", dir, "err", err)
+		} else {
+			a.log.Info("checkpoints deleted", "status", status, "retention", retention, "dir", dir)
 		}
 		return ""
 	}

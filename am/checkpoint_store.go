@@ -130,3 +130,31 @@ func (s *checkpointStore) removeAll(ctx context.Context, id int64) error {
 	}
 	return fmt.Errorf("checkpoint %d of job %s: %s is still there after the delete", id, s.jobID, dir)
 }
+
+// removeJob deletes the job's whole directory (<jobID>/: its checkpoints, shared/, the AM
+// state, the split logs) when the job ends without keeping its checkpoints, and checks
+// that nothing of it is left. A writer that was still finishing when the delete ran (an
+// upload cancelled with the job) can bring a directory back, typically an empty shared/
+// in which it created and then discarded its temporary file: removeJob deletes again
+// once, and names what is left if the directory still does not stay gone.
+func (s *checkpointStore) removeJob(ctx context.Context) error {
+	for try := 1; ; try++ {
+		if err := s.st.Delete(ctx, s.jobID); err != nil {
+			return fmt.Errorf("delete the checkpoints of job %s in %s: %w", s.jobID, s.st.URI(), err)
+		}
+		left, err := s.st.List(ctx, s.jobID)
+		switch {
+		case errors.Is(err, storage.ErrNotFound):
+			return nil
+		case err != nil:
+			return fmt.Errorf("check that the checkpoints of job %s are gone from %s: %w", s.jobID, s.st.URI(), err)
+		case try == 2:
+			names := make([]string, 0, len(left))
+			for _, e := range left {
+				names = append(names, e.Name)
+			}
+			return fmt.Errorf("the checkpoints of job %s: %s/%s still holds %v after deleting it twice (a writer still running?)",
+				s.jobID, s.st.URI(), s.jobID, names)
+		}
+	}
+}
