@@ -120,6 +120,7 @@ func (a *AM) applyReload(rl conf.Reload) {
 		a.step(core.UpdateOptions{Options: opts})
 	}
 	a.reloadCheckpointing(cfg)
+	a.reloadBufferTimeout(rl, cfg)
 }
 
 // keepRunning sets one restart-only key of cfg back to the value the AM runs with. Unknown

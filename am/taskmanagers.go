@@ -30,7 +30,7 @@ func (a *AM) register(ctx context.Context, s *session) {
 		JobId:                   a.cfg.JobID,
 		JobName:                 a.cfg.JobName,
 		JobArgs:                 a.cfg.JobArgs,
-		Config:                  a.cfg.Conf,
+		Config:                  a.registeredConfig(),
 		HeartbeatIntervalMillis: a.cfg.HeartbeatInterval.Milliseconds(),
 		RunId:                   a.runID,
 	}}})

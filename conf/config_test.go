@@ -161,6 +161,9 @@ func TestValueErrors(t *testing.T) {
 		{"pipeline.max-parallelism", "40000", `pipeline.max-parallelism: "40000" is out of range (expected -1 (derived) or an integer between 1 and 32768)`},
 		{"state.checkpoints.dir", "s3://bucket/x", `state.checkpoints.dir: "s3://bucket/x" has an unsupported scheme s3 (expected an hdfs:// or file:// URI or an absolute path)`},
 		{"state.checkpoints.dir", "chk", `state.checkpoints.dir: "chk" is a relative path (expected an hdfs:// or file:// URI or an absolute path)`},
+		{"execution.buffer-timeout", "-5 ms", `execution.buffer-timeout: "-5 ms" is negative other than -1 (expected 0, -1 or a positive duration (such as 10 s, 500 ms, 5 min, 1 h or 2 d; a plain number is milliseconds))`},
+		{"execution.buffer-timeout", "-1 s", `execution.buffer-timeout: "-1 s" is negative other than -1 (expected 0, -1 or a positive duration (such as 10 s, 500 ms, 5 min, 1 h or 2 d; a plain number is milliseconds))`},
+		{"execution.buffer-timeout", "soon", `execution.buffer-timeout: "soon" is not a duration (it must start with a whole number) (expected 0, -1 or a positive duration (such as 10 s, 500 ms, 5 min, 1 h or 2 d; a plain number is milliseconds))`},
 		{"jobmanager.rpc.address", " ", `jobmanager.rpc.address: " " is empty (expected a host name or address)`},
 	}
 	for _, tt := range tests {

@@ -112,7 +112,9 @@ func (t stringType) expected() string {
 // example -1 meaning "wait forever"), and never below min otherwise.
 type durationType struct {
 	allowNegative bool
-	min           time.Duration
+	// minusOne allows one negative value, -1 (ms), meaning "off" (execution.buffer-timeout).
+	minusOne bool
+	min      time.Duration
 }
 
 func (t durationType) parse(raw string) (time.Duration, string) {
@@ -120,7 +122,10 @@ func (t durationType) parse(raw string) (time.Duration, string) {
 	if problem != "" {
 		return 0, problem
 	}
-	if d < 0 && !t.allowNegative {
+	if d < 0 && t.minusOne && d != -time.Millisecond {
+		return 0, "is negative other than -1"
+	}
+	if d < 0 && !t.allowNegative && !t.minusOne {
 		return 0, "is negative"
 	}
 	if d >= 0 && d < t.min {
@@ -134,6 +139,8 @@ func (durationType) format(v time.Duration) string { return FormatDuration(v) }
 func (t durationType) expected() string {
 	const forms = "such as 10 s, 500 ms, 5 min, 1 h or 2 d; a plain number is milliseconds"
 	switch {
+	case t.minusOne:
+		return "0, -1 or a positive duration (" + forms + ")"
 	case t.allowNegative:
 		return "a duration (" + forms + "; negative means no limit)"
 	case t.min > 0:

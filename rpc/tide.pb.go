@@ -1199,6 +1199,7 @@ type JobManagerMessage struct {
 	//	*JobManagerMessage_WarmupStop
 	//	*JobManagerMessage_FailoverAdopt
 	//	*JobManagerMessage_FailoverCancel
+	//	*JobManagerMessage_BufferTimeout
 	Kind          isJobManagerMessage_Kind `protobuf_oneof:"kind"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -1349,6 +1350,15 @@ func (x *JobManagerMessage) GetFailoverCancel() *FailoverCancel {
 	return nil
 }
 
+func (x *JobManagerMessage) GetBufferTimeout() *PerfBufferTimeout {
+	if x != nil {
+		if x, ok := x.Kind.(*JobManagerMessage_BufferTimeout); ok {
+			return x.BufferTimeout
+		}
+	}
+	return nil
+}
+
 type isJobManagerMessage_Kind interface {
 	isJobManagerMessage_Kind()
 }
@@ -1401,6 +1411,10 @@ type JobManagerMessage_FailoverCancel struct {
 	FailoverCancel *FailoverCancel `protobuf:"bytes,21,opt,name=failover_cancel,json=failoverCancel,proto3,oneof"`
 }
 
+type JobManagerMessage_BufferTimeout struct {
+	BufferTimeout *PerfBufferTimeout `protobuf:"bytes,80,opt,name=buffer_timeout,json=bufferTimeout,proto3,oneof"`
+}
+
 func (*JobManagerMessage_Registered) isJobManagerMessage_Kind() {}
 
 func (*JobManagerMessage_Rejected) isJobManagerMessage_Kind() {}
@@ -1425,6 +1439,58 @@ func (*JobManagerMessage_FailoverAdopt) isJobManagerMessage_Kind() {}
 
 func (*JobManagerMessage_FailoverCancel) isJobManagerMessage_Kind() {}
 
+func (*JobManagerMessage_BufferTimeout) isJobManagerMessage_Kind() {}
+
+// PerfBufferTimeout: the job's execution.buffer-timeout changed while it runs (live reload
+// of the AM's configuration). The TaskManager applies it to the running subtasks' output
+// channels and buffering sinks, and to subtasks deployed later. Registered.config carries
+// the value in force when a TaskManager registers.
+type PerfBufferTimeout struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// nanos is the timeout: 0 sends every record at once, -1000000 (-1 ms, Flink's -1) only
+	// full buffers, positive a partly filled buffer that long after its first record.
+	Nanos         int64 `protobuf:"varint,1,opt,name=nanos,proto3" json:"nanos,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PerfBufferTimeout) Reset() {
+	*x = PerfBufferTimeout{}
+	mi := &file_tide_proto_msgTypes[14]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PerfBufferTimeout) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PerfBufferTimeout) ProtoMessage() {}
+
+func (x *PerfBufferTimeout) ProtoReflect() protoreflect.Message {
+	mi := &file_tide_proto_msgTypes[14]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PerfBufferTimeout.ProtoReflect.Descriptor instead.
+func (*PerfBufferTimeout) Descriptor() ([]byte, []int) {
+	return file_tide_proto_rawDescGZIP(), []int{14}
+}
+
+func (x *PerfBufferTimeout) GetNanos() int64 {
+	if x != nil {
+		return x.Nanos
+	}
+	return 0
+}
+
 // FailoverAdopt: the new AM adopted the subtasks this TaskManager reported on
 // registration; from now on its messages name their deployment by attempt (the reported
 // run's attempt number). The TaskManager sends what it held back while the AM was away.
@@ -1438,7 +1504,7 @@ type FailoverAdopt struct {
 
 func (x *FailoverAdopt) Reset() {
 	*x = FailoverAdopt{}
-	mi := &file_tide_proto_msgTypes[14]
+	mi := &file_tide_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1450,7 +1516,7 @@ func (x *FailoverAdopt) String() string {
 func (*FailoverAdopt) ProtoMessage() {}
 
 func (x *FailoverAdopt) ProtoReflect() protoreflect.Message {
-	mi := &file_tide_proto_msgTypes[14]
+	mi := &file_tide_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1463,7 +1529,7 @@ func (x *FailoverAdopt) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FailoverAdopt.ProtoReflect.Descriptor instead.
 func (*FailoverAdopt) Descriptor() ([]byte, []int) {
-	return file_tide_proto_rawDescGZIP(), []int{14}
+	return file_tide_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *FailoverAdopt) GetAttempt() int64 {
@@ -1493,7 +1559,7 @@ type FailoverCancel struct {
 
 func (x *FailoverCancel) Reset() {
 	*x = FailoverCancel{}
-	mi := &file_tide_proto_msgTypes[15]
+	mi := &file_tide_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1505,7 +1571,7 @@ func (x *FailoverCancel) String() string {
 func (*FailoverCancel) ProtoMessage() {}
 
 func (x *FailoverCancel) ProtoReflect() protoreflect.Message {
-	mi := &file_tide_proto_msgTypes[15]
+	mi := &file_tide_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1518,7 +1584,7 @@ func (x *FailoverCancel) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FailoverCancel.ProtoReflect.Descriptor instead.
 func (*FailoverCancel) Descriptor() ([]byte, []int) {
-	return file_tide_proto_rawDescGZIP(), []int{15}
+	return file_tide_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *FailoverCancel) GetAttempt() int64 {
@@ -1561,7 +1627,7 @@ type Registered struct {
 
 func (x *Registered) Reset() {
 	*x = Registered{}
-	mi := &file_tide_proto_msgTypes[16]
+	mi := &file_tide_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1573,7 +1639,7 @@ func (x *Registered) String() string {
 func (*Registered) ProtoMessage() {}
 
 func (x *Registered) ProtoReflect() protoreflect.Message {
-	mi := &file_tide_proto_msgTypes[16]
+	mi := &file_tide_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1586,7 +1652,7 @@ func (x *Registered) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Registered.ProtoReflect.Descriptor instead.
 func (*Registered) Descriptor() ([]byte, []int) {
-	return file_tide_proto_rawDescGZIP(), []int{16}
+	return file_tide_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *Registered) GetJobId() string {
@@ -1640,7 +1706,7 @@ type Rejected struct {
 
 func (x *Rejected) Reset() {
 	*x = Rejected{}
-	mi := &file_tide_proto_msgTypes[17]
+	mi := &file_tide_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1652,7 +1718,7 @@ func (x *Rejected) String() string {
 func (*Rejected) ProtoMessage() {}
 
 func (x *Rejected) ProtoReflect() protoreflect.Message {
-	mi := &file_tide_proto_msgTypes[17]
+	mi := &file_tide_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1665,7 +1731,7 @@ func (x *Rejected) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Rejected.ProtoReflect.Descriptor instead.
 func (*Rejected) Descriptor() ([]byte, []int) {
-	return file_tide_proto_rawDescGZIP(), []int{17}
+	return file_tide_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *Rejected) GetReason() string {
@@ -1691,7 +1757,7 @@ type VertexParallelism struct {
 
 func (x *VertexParallelism) Reset() {
 	*x = VertexParallelism{}
-	mi := &file_tide_proto_msgTypes[18]
+	mi := &file_tide_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1703,7 +1769,7 @@ func (x *VertexParallelism) String() string {
 func (*VertexParallelism) ProtoMessage() {}
 
 func (x *VertexParallelism) ProtoReflect() protoreflect.Message {
-	mi := &file_tide_proto_msgTypes[18]
+	mi := &file_tide_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1716,7 +1782,7 @@ func (x *VertexParallelism) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use VertexParallelism.ProtoReflect.Descriptor instead.
 func (*VertexParallelism) Descriptor() ([]byte, []int) {
-	return file_tide_proto_rawDescGZIP(), []int{18}
+	return file_tide_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *VertexParallelism) GetVertex() string {
@@ -1765,7 +1831,7 @@ type Subtask struct {
 
 func (x *Subtask) Reset() {
 	*x = Subtask{}
-	mi := &file_tide_proto_msgTypes[19]
+	mi := &file_tide_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1777,7 +1843,7 @@ func (x *Subtask) String() string {
 func (*Subtask) ProtoMessage() {}
 
 func (x *Subtask) ProtoReflect() protoreflect.Message {
-	mi := &file_tide_proto_msgTypes[19]
+	mi := &file_tide_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1790,7 +1856,7 @@ func (x *Subtask) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Subtask.ProtoReflect.Descriptor instead.
 func (*Subtask) Descriptor() ([]byte, []int) {
-	return file_tide_proto_rawDescGZIP(), []int{19}
+	return file_tide_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *Subtask) GetVertex() string {
@@ -1826,7 +1892,7 @@ type Location struct {
 
 func (x *Location) Reset() {
 	*x = Location{}
-	mi := &file_tide_proto_msgTypes[20]
+	mi := &file_tide_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1838,7 +1904,7 @@ func (x *Location) String() string {
 func (*Location) ProtoMessage() {}
 
 func (x *Location) ProtoReflect() protoreflect.Message {
-	mi := &file_tide_proto_msgTypes[20]
+	mi := &file_tide_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1851,7 +1917,7 @@ func (x *Location) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Location.ProtoReflect.Descriptor instead.
 func (*Location) Descriptor() ([]byte, []int) {
-	return file_tide_proto_rawDescGZIP(), []int{20}
+	return file_tide_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *Location) GetVertex() string {
@@ -1909,7 +1975,7 @@ type DeployTasks struct {
 
 func (x *DeployTasks) Reset() {
 	*x = DeployTasks{}
-	mi := &file_tide_proto_msgTypes[21]
+	mi := &file_tide_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1921,7 +1987,7 @@ func (x *DeployTasks) String() string {
 func (*DeployTasks) ProtoMessage() {}
 
 func (x *DeployTasks) ProtoReflect() protoreflect.Message {
-	mi := &file_tide_proto_msgTypes[21]
+	mi := &file_tide_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1934,7 +2000,7 @@ func (x *DeployTasks) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeployTasks.ProtoReflect.Descriptor instead.
 func (*DeployTasks) Descriptor() ([]byte, []int) {
-	return file_tide_proto_rawDescGZIP(), []int{21}
+	return file_tide_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *DeployTasks) GetAttempt() int64 {
@@ -2007,7 +2073,7 @@ type RestoreLocation struct {
 
 func (x *RestoreLocation) Reset() {
 	*x = RestoreLocation{}
-	mi := &file_tide_proto_msgTypes[22]
+	mi := &file_tide_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2019,7 +2085,7 @@ func (x *RestoreLocation) String() string {
 func (*RestoreLocation) ProtoMessage() {}
 
 func (x *RestoreLocation) ProtoReflect() protoreflect.Message {
-	mi := &file_tide_proto_msgTypes[22]
+	mi := &file_tide_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2032,7 +2098,7 @@ func (x *RestoreLocation) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RestoreLocation.ProtoReflect.Descriptor instead.
 func (*RestoreLocation) Descriptor() ([]byte, []int) {
-	return file_tide_proto_rawDescGZIP(), []int{22}
+	return file_tide_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *RestoreLocation) GetStorageUri() string {
@@ -2059,7 +2125,7 @@ type CancelTasks struct {
 
 func (x *CancelTasks) Reset() {
 	*x = CancelTasks{}
-	mi := &file_tide_proto_msgTypes[23]
+	mi := &file_tide_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2071,7 +2137,7 @@ func (x *CancelTasks) String() string {
 func (*CancelTasks) ProtoMessage() {}
 
 func (x *CancelTasks) ProtoReflect() protoreflect.Message {
-	mi := &file_tide_proto_msgTypes[23]
+	mi := &file_tide_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2084,7 +2150,7 @@ func (x *CancelTasks) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelTasks.ProtoReflect.Descriptor instead.
 func (*CancelTasks) Descriptor() ([]byte, []int) {
-	return file_tide_proto_rawDescGZIP(), []int{23}
+	return file_tide_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *CancelTasks) GetAttempt() int64 {
@@ -2112,7 +2178,7 @@ type TriggerCheckpoint struct {
 
 func (x *TriggerCheckpoint) Reset() {
 	*x = TriggerCheckpoint{}
-	mi := &file_tide_proto_msgTypes[24]
+	mi := &file_tide_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2124,7 +2190,7 @@ func (x *TriggerCheckpoint) String() string {
 func (*TriggerCheckpoint) ProtoMessage() {}
 
 func (x *TriggerCheckpoint) ProtoReflect() protoreflect.Message {
-	mi := &file_tide_proto_msgTypes[24]
+	mi := &file_tide_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2137,7 +2203,7 @@ func (x *TriggerCheckpoint) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TriggerCheckpoint.ProtoReflect.Descriptor instead.
 func (*TriggerCheckpoint) Descriptor() ([]byte, []int) {
-	return file_tide_proto_rawDescGZIP(), []int{24}
+	return file_tide_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *TriggerCheckpoint) GetAttempt() int64 {
@@ -2171,7 +2237,7 @@ type NotifyCheckpointComplete struct {
 
 func (x *NotifyCheckpointComplete) Reset() {
 	*x = NotifyCheckpointComplete{}
-	mi := &file_tide_proto_msgTypes[25]
+	mi := &file_tide_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2183,7 +2249,7 @@ func (x *NotifyCheckpointComplete) String() string {
 func (*NotifyCheckpointComplete) ProtoMessage() {}
 
 func (x *NotifyCheckpointComplete) ProtoReflect() protoreflect.Message {
-	mi := &file_tide_proto_msgTypes[25]
+	mi := &file_tide_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2196,7 +2262,7 @@ func (x *NotifyCheckpointComplete) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NotifyCheckpointComplete.ProtoReflect.Descriptor instead.
 func (*NotifyCheckpointComplete) Descriptor() ([]byte, []int) {
-	return file_tide_proto_rawDescGZIP(), []int{25}
+	return file_tide_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *NotifyCheckpointComplete) GetAttempt() int64 {
@@ -2223,7 +2289,7 @@ type Split struct {
 
 func (x *Split) Reset() {
 	*x = Split{}
-	mi := &file_tide_proto_msgTypes[26]
+	mi := &file_tide_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2235,7 +2301,7 @@ func (x *Split) String() string {
 func (*Split) ProtoMessage() {}
 
 func (x *Split) ProtoReflect() protoreflect.Message {
-	mi := &file_tide_proto_msgTypes[26]
+	mi := &file_tide_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2248,7 +2314,7 @@ func (x *Split) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Split.ProtoReflect.Descriptor instead.
 func (*Split) Descriptor() ([]byte, []int) {
-	return file_tide_proto_rawDescGZIP(), []int{26}
+	return file_tide_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *Split) GetId() string {
@@ -2278,7 +2344,7 @@ type SplitAssignment struct {
 
 func (x *SplitAssignment) Reset() {
 	*x = SplitAssignment{}
-	mi := &file_tide_proto_msgTypes[27]
+	mi := &file_tide_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2290,7 +2356,7 @@ func (x *SplitAssignment) String() string {
 func (*SplitAssignment) ProtoMessage() {}
 
 func (x *SplitAssignment) ProtoReflect() protoreflect.Message {
-	mi := &file_tide_proto_msgTypes[27]
+	mi := &file_tide_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2303,7 +2369,7 @@ func (x *SplitAssignment) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SplitAssignment.ProtoReflect.Descriptor instead.
 func (*SplitAssignment) Descriptor() ([]byte, []int) {
-	return file_tide_proto_rawDescGZIP(), []int{27}
+	return file_tide_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *SplitAssignment) GetAttempt() int64 {
@@ -2355,7 +2421,7 @@ type Disconnect struct {
 
 func (x *Disconnect) Reset() {
 	*x = Disconnect{}
-	mi := &file_tide_proto_msgTypes[28]
+	mi := &file_tide_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2367,7 +2433,7 @@ func (x *Disconnect) String() string {
 func (*Disconnect) ProtoMessage() {}
 
 func (x *Disconnect) ProtoReflect() protoreflect.Message {
-	mi := &file_tide_proto_msgTypes[28]
+	mi := &file_tide_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2380,7 +2446,7 @@ func (x *Disconnect) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Disconnect.ProtoReflect.Descriptor instead.
 func (*Disconnect) Descriptor() ([]byte, []int) {
-	return file_tide_proto_rawDescGZIP(), []int{28}
+	return file_tide_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *Disconnect) GetReason() string {
@@ -2415,7 +2481,7 @@ type WarmupRequest struct {
 
 func (x *WarmupRequest) Reset() {
 	*x = WarmupRequest{}
-	mi := &file_tide_proto_msgTypes[29]
+	mi := &file_tide_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2427,7 +2493,7 @@ func (x *WarmupRequest) String() string {
 func (*WarmupRequest) ProtoMessage() {}
 
 func (x *WarmupRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_tide_proto_msgTypes[29]
+	mi := &file_tide_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2440,7 +2506,7 @@ func (x *WarmupRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WarmupRequest.ProtoReflect.Descriptor instead.
 func (*WarmupRequest) Descriptor() ([]byte, []int) {
-	return file_tide_proto_rawDescGZIP(), []int{29}
+	return file_tide_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *WarmupRequest) GetRound() int64 {
@@ -2489,7 +2555,7 @@ type WarmupRange struct {
 
 func (x *WarmupRange) Reset() {
 	*x = WarmupRange{}
-	mi := &file_tide_proto_msgTypes[30]
+	mi := &file_tide_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2501,7 +2567,7 @@ func (x *WarmupRange) String() string {
 func (*WarmupRange) ProtoMessage() {}
 
 func (x *WarmupRange) ProtoReflect() protoreflect.Message {
-	mi := &file_tide_proto_msgTypes[30]
+	mi := &file_tide_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2514,7 +2580,7 @@ func (x *WarmupRange) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WarmupRange.ProtoReflect.Descriptor instead.
 func (*WarmupRange) Descriptor() ([]byte, []int) {
-	return file_tide_proto_rawDescGZIP(), []int{30}
+	return file_tide_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *WarmupRange) GetVertex() string {
@@ -2577,7 +2643,7 @@ type WarmupSourceRange struct {
 
 func (x *WarmupSourceRange) Reset() {
 	*x = WarmupSourceRange{}
-	mi := &file_tide_proto_msgTypes[31]
+	mi := &file_tide_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2589,7 +2655,7 @@ func (x *WarmupSourceRange) String() string {
 func (*WarmupSourceRange) ProtoMessage() {}
 
 func (x *WarmupSourceRange) ProtoReflect() protoreflect.Message {
-	mi := &file_tide_proto_msgTypes[31]
+	mi := &file_tide_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2602,7 +2668,7 @@ func (x *WarmupSourceRange) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WarmupSourceRange.ProtoReflect.Descriptor instead.
 func (*WarmupSourceRange) Descriptor() ([]byte, []int) {
-	return file_tide_proto_rawDescGZIP(), []int{31}
+	return file_tide_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *WarmupSourceRange) GetSubtask() int32 {
@@ -2638,7 +2704,7 @@ type WarmupStop struct {
 
 func (x *WarmupStop) Reset() {
 	*x = WarmupStop{}
-	mi := &file_tide_proto_msgTypes[32]
+	mi := &file_tide_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2650,7 +2716,7 @@ func (x *WarmupStop) String() string {
 func (*WarmupStop) ProtoMessage() {}
 
 func (x *WarmupStop) ProtoReflect() protoreflect.Message {
-	mi := &file_tide_proto_msgTypes[32]
+	mi := &file_tide_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2663,7 +2729,7 @@ func (x *WarmupStop) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WarmupStop.ProtoReflect.Descriptor instead.
 func (*WarmupStop) Descriptor() ([]byte, []int) {
-	return file_tide_proto_rawDescGZIP(), []int{32}
+	return file_tide_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *WarmupStop) GetRound() int64 {
@@ -2697,7 +2763,7 @@ type WarmupProgress struct {
 
 func (x *WarmupProgress) Reset() {
 	*x = WarmupProgress{}
-	mi := &file_tide_proto_msgTypes[33]
+	mi := &file_tide_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2709,7 +2775,7 @@ func (x *WarmupProgress) String() string {
 func (*WarmupProgress) ProtoMessage() {}
 
 func (x *WarmupProgress) ProtoReflect() protoreflect.Message {
-	mi := &file_tide_proto_msgTypes[33]
+	mi := &file_tide_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2722,7 +2788,7 @@ func (x *WarmupProgress) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WarmupProgress.ProtoReflect.Descriptor instead.
 func (*WarmupProgress) Descriptor() ([]byte, []int) {
-	return file_tide_proto_rawDescGZIP(), []int{33}
+	return file_tide_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *WarmupProgress) GetRound() int64 {
@@ -2874,7 +2940,7 @@ const file_tide_proto_rawDesc = "" +
 	"\arecords\x18\x02 \x01(\x03R\arecords\"$\n" +
 	"\n" +
 	"Unregister\x12\x16\n" +
-	"\x06reason\x18\x01 \x01(\tR\x06reason\"\xa3\x06\n" +
+	"\x06reason\x18\x01 \x01(\tR\x06reason\"\xec\x06\n" +
 	"\x11JobManagerMessage\x129\n" +
 	"\n" +
 	"registered\x18\x01 \x01(\v2\x17.tide.rpc.v1.RegisteredH\x00R\n" +
@@ -2892,8 +2958,11 @@ const file_tide_proto_rawDesc = "" +
 	"\vwarmup_stop\x18\x1f \x01(\v2\x17.tide.rpc.v1.WarmupStopH\x00R\n" +
 	"warmupStop\x12C\n" +
 	"\x0efailover_adopt\x18\x14 \x01(\v2\x1a.tide.rpc.v1.FailoverAdoptH\x00R\rfailoverAdopt\x12F\n" +
-	"\x0ffailover_cancel\x18\x15 \x01(\v2\x1b.tide.rpc.v1.FailoverCancelH\x00R\x0efailoverCancelB\x06\n" +
-	"\x04kind\"@\n" +
+	"\x0ffailover_cancel\x18\x15 \x01(\v2\x1b.tide.rpc.v1.FailoverCancelH\x00R\x0efailoverCancel\x12G\n" +
+	"\x0ebuffer_timeout\x18P \x01(\v2\x1e.tide.rpc.v1.PerfBufferTimeoutH\x00R\rbufferTimeoutB\x06\n" +
+	"\x04kind\")\n" +
+	"\x11PerfBufferTimeout\x12\x14\n" +
+	"\x05nanos\x18\x01 \x01(\x03R\x05nanos\"@\n" +
 	"\rFailoverAdopt\x12\x18\n" +
 	"\aattempt\x18\x01 \x01(\x03R\aattempt\x12\x15\n" +
 	"\x06run_id\x18\x02 \x01(\tR\x05runId\"Y\n" +
@@ -3010,7 +3079,7 @@ func file_tide_proto_rawDescGZIP() []byte {
 	return file_tide_proto_rawDescData
 }
 
-var file_tide_proto_msgTypes = make([]protoimpl.MessageInfo, 35)
+var file_tide_proto_msgTypes = make([]protoimpl.MessageInfo, 36)
 var file_tide_proto_goTypes = []any{
 	(*TaskManagerMessage)(nil),       // 0: tide.rpc.v1.TaskManagerMessage
 	(*Register)(nil),                 // 1: tide.rpc.v1.Register
@@ -3026,27 +3095,28 @@ var file_tide_proto_goTypes = []any{
 	(*SplitLag)(nil),                 // 11: tide.rpc.v1.SplitLag
 	(*Unregister)(nil),               // 12: tide.rpc.v1.Unregister
 	(*JobManagerMessage)(nil),        // 13: tide.rpc.v1.JobManagerMessage
-	(*FailoverAdopt)(nil),            // 14: tide.rpc.v1.FailoverAdopt
-	(*FailoverCancel)(nil),           // 15: tide.rpc.v1.FailoverCancel
-	(*Registered)(nil),               // 16: tide.rpc.v1.Registered
-	(*Rejected)(nil),                 // 17: tide.rpc.v1.Rejected
-	(*VertexParallelism)(nil),        // 18: tide.rpc.v1.VertexParallelism
-	(*Subtask)(nil),                  // 19: tide.rpc.v1.Subtask
-	(*Location)(nil),                 // 20: tide.rpc.v1.Location
-	(*DeployTasks)(nil),              // 21: tide.rpc.v1.DeployTasks
-	(*RestoreLocation)(nil),          // 22: tide.rpc.v1.RestoreLocation
-	(*CancelTasks)(nil),              // 23: tide.rpc.v1.CancelTasks
-	(*TriggerCheckpoint)(nil),        // 24: tide.rpc.v1.TriggerCheckpoint
-	(*NotifyCheckpointComplete)(nil), // 25: tide.rpc.v1.NotifyCheckpointComplete
-	(*Split)(nil),                    // 26: tide.rpc.v1.Split
-	(*SplitAssignment)(nil),          // 27: tide.rpc.v1.SplitAssignment
-	(*Disconnect)(nil),               // 28: tide.rpc.v1.Disconnect
-	(*WarmupRequest)(nil),            // 29: tide.rpc.v1.WarmupRequest
-	(*WarmupRange)(nil),              // 30: tide.rpc.v1.WarmupRange
-	(*WarmupSourceRange)(nil),        // 31: tide.rpc.v1.WarmupSourceRange
-	(*WarmupStop)(nil),               // 32: tide.rpc.v1.WarmupStop
-	(*WarmupProgress)(nil),           // 33: tide.rpc.v1.WarmupProgress
-	nil,                              // 34: tide.rpc.v1.Registered.ConfigEntry
+	(*PerfBufferTimeout)(nil),        // 14: tide.rpc.v1.PerfBufferTimeout
+	(*FailoverAdopt)(nil),            // 15: tide.rpc.v1.FailoverAdopt
+	(*FailoverCancel)(nil),           // 16: tide.rpc.v1.FailoverCancel
+	(*Registered)(nil),               // 17: tide.rpc.v1.Registered
+	(*Rejected)(nil),                 // 18: tide.rpc.v1.Rejected
+	(*VertexParallelism)(nil),        // 19: tide.rpc.v1.VertexParallelism
+	(*Subtask)(nil),                  // 20: tide.rpc.v1.Subtask
+	(*Location)(nil),                 // 21: tide.rpc.v1.Location
+	(*DeployTasks)(nil),              // 22: tide.rpc.v1.DeployTasks
+	(*RestoreLocation)(nil),          // 23: tide.rpc.v1.RestoreLocation
+	(*CancelTasks)(nil),              // 24: tide.rpc.v1.CancelTasks
+	(*TriggerCheckpoint)(nil),        // 25: tide.rpc.v1.TriggerCheckpoint
+	(*NotifyCheckpointComplete)(nil), // 26: tide.rpc.v1.NotifyCheckpointComplete
+	(*Split)(nil),                    // 27: tide.rpc.v1.Split
+	(*SplitAssignment)(nil),          // 28: tide.rpc.v1.SplitAssignment
+	(*Disconnect)(nil),               // 29: tide.rpc.v1.Disconnect
+	(*WarmupRequest)(nil),            // 30: tide.rpc.v1.WarmupRequest
+	(*WarmupRange)(nil),              // 31: tide.rpc.v1.WarmupRange
+	(*WarmupSourceRange)(nil),        // 32: tide.rpc.v1.WarmupSourceRange
+	(*WarmupStop)(nil),               // 33: tide.rpc.v1.WarmupStop
+	(*WarmupProgress)(nil),           // 34: tide.rpc.v1.WarmupProgress
+	nil,                              // 35: tide.rpc.v1.Registered.ConfigEntry
 }
 var file_tide_proto_depIdxs = []int32{
 	1,  // 0: tide.rpc.v1.TaskManagerMessage.register:type_name -> tide.rpc.v1.Register
@@ -3057,38 +3127,39 @@ var file_tide_proto_depIdxs = []int32{
 	8,  // 5: tide.rpc.v1.TaskManagerMessage.split_request:type_name -> tide.rpc.v1.SplitRequest
 	12, // 6: tide.rpc.v1.TaskManagerMessage.unregister:type_name -> tide.rpc.v1.Unregister
 	9,  // 7: tide.rpc.v1.TaskManagerMessage.task_metrics:type_name -> tide.rpc.v1.TaskMetrics
-	33, // 8: tide.rpc.v1.TaskManagerMessage.warmup_progress:type_name -> tide.rpc.v1.WarmupProgress
+	34, // 8: tide.rpc.v1.TaskManagerMessage.warmup_progress:type_name -> tide.rpc.v1.WarmupProgress
 	2,  // 9: tide.rpc.v1.Register.failover_tasks:type_name -> tide.rpc.v1.FailoverTask
 	5,  // 10: tide.rpc.v1.CheckpointAck.handles:type_name -> tide.rpc.v1.StateHandle
 	10, // 11: tide.rpc.v1.TaskMetrics.subtasks:type_name -> tide.rpc.v1.SubtaskMetrics
 	11, // 12: tide.rpc.v1.SubtaskMetrics.split_lag:type_name -> tide.rpc.v1.SplitLag
-	16, // 13: tide.rpc.v1.JobManagerMessage.registered:type_name -> tide.rpc.v1.Registered
-	17, // 14: tide.rpc.v1.JobManagerMessage.rejected:type_name -> tide.rpc.v1.Rejected
-	21, // 15: tide.rpc.v1.JobManagerMessage.deploy:type_name -> tide.rpc.v1.DeployTasks
-	23, // 16: tide.rpc.v1.JobManagerMessage.cancel:type_name -> tide.rpc.v1.CancelTasks
-	24, // 17: tide.rpc.v1.JobManagerMessage.trigger_checkpoint:type_name -> tide.rpc.v1.TriggerCheckpoint
-	25, // 18: tide.rpc.v1.JobManagerMessage.checkpoint_complete:type_name -> tide.rpc.v1.NotifyCheckpointComplete
-	27, // 19: tide.rpc.v1.JobManagerMessage.split_assignment:type_name -> tide.rpc.v1.SplitAssignment
-	28, // 20: tide.rpc.v1.JobManagerMessage.disconnect:type_name -> tide.rpc.v1.Disconnect
-	29, // 21: tide.rpc.v1.JobManagerMessage.warmup:type_name -> tide.rpc.v1.WarmupRequest
-	32, // 22: tide.rpc.v1.JobManagerMessage.warmup_stop:type_name -> tide.rpc.v1.WarmupStop
-	14, // 23: tide.rpc.v1.JobManagerMessage.failover_adopt:type_name -> tide.rpc.v1.FailoverAdopt
-	15, // 24: tide.rpc.v1.JobManagerMessage.failover_cancel:type_name -> tide.rpc.v1.FailoverCancel
-	34, // 25: tide.rpc.v1.Registered.config:type_name -> tide.rpc.v1.Registered.ConfigEntry
-	18, // 26: tide.rpc.v1.DeployTasks.vertices:type_name -> tide.rpc.v1.VertexParallelism
-	19, // 27: tide.rpc.v1.DeployTasks.subtasks:type_name -> tide.rpc.v1.Subtask
-	20, // 28: tide.rpc.v1.DeployTasks.locations:type_name -> tide.rpc.v1.Location
-	22, // 29: tide.rpc.v1.DeployTasks.restore_location:type_name -> tide.rpc.v1.RestoreLocation
-	26, // 30: tide.rpc.v1.SplitAssignment.splits:type_name -> tide.rpc.v1.Split
-	30, // 31: tide.rpc.v1.WarmupRequest.ranges:type_name -> tide.rpc.v1.WarmupRange
-	31, // 32: tide.rpc.v1.WarmupRange.sources:type_name -> tide.rpc.v1.WarmupSourceRange
-	0,  // 33: tide.rpc.v1.JobManager.Connect:input_type -> tide.rpc.v1.TaskManagerMessage
-	13, // 34: tide.rpc.v1.JobManager.Connect:output_type -> tide.rpc.v1.JobManagerMessage
-	34, // [34:35] is the sub-list for method output_type
-	33, // [33:34] is the sub-list for method input_type
-	33, // [33:33] is the sub-list for extension type_name
-	33, // [33:33] is the sub-list for extension extendee
-	0,  // [0:33] is the sub-list for field type_name
+	17, // 13: tide.rpc.v1.JobManagerMessage.registered:type_name -> tide.rpc.v1.Registered
+	18, // 14: tide.rpc.v1.JobManagerMessage.rejected:type_name -> tide.rpc.v1.Rejected
+	22, // 15: tide.rpc.v1.JobManagerMessage.deploy:type_name -> tide.rpc.v1.DeployTasks
+	24, // 16: tide.rpc.v1.JobManagerMessage.cancel:type_name -> tide.rpc.v1.CancelTasks
+	25, // 17: tide.rpc.v1.JobManagerMessage.trigger_checkpoint:type_name -> tide.rpc.v1.TriggerCheckpoint
+	26, // 18: tide.rpc.v1.JobManagerMessage.checkpoint_complete:type_name -> tide.rpc.v1.NotifyCheckpointComplete
+	28, // 19: tide.rpc.v1.JobManagerMessage.split_assignment:type_name -> tide.rpc.v1.SplitAssignment
+	29, // 20: tide.rpc.v1.JobManagerMessage.disconnect:type_name -> tide.rpc.v1.Disconnect
+	30, // 21: tide.rpc.v1.JobManagerMessage.warmup:type_name -> tide.rpc.v1.WarmupRequest
+	33, // 22: tide.rpc.v1.JobManagerMessage.warmup_stop:type_name -> tide.rpc.v1.WarmupStop
+	15, // 23: tide.rpc.v1.JobManagerMessage.failover_adopt:type_name -> tide.rpc.v1.FailoverAdopt
+	16, // 24: tide.rpc.v1.JobManagerMessage.failover_cancel:type_name -> tide.rpc.v1.FailoverCancel
+	14, // 25: tide.rpc.v1.JobManagerMessage.buffer_timeout:type_name -> tide.rpc.v1.PerfBufferTimeout
+	35, // 26: tide.rpc.v1.Registered.config:type_name -> tide.rpc.v1.Registered.ConfigEntry
+	19, // 27: tide.rpc.v1.DeployTasks.vertices:type_name -> tide.rpc.v1.VertexParallelism
+	20, // 28: tide.rpc.v1.DeployTasks.subtasks:type_name -> tide.rpc.v1.Subtask
+	21, // 29: tide.rpc.v1.DeployTasks.locations:type_name -> tide.rpc.v1.Location
+	23, // 30: tide.rpc.v1.DeployTasks.restore_location:type_name -> tide.rpc.v1.RestoreLocation
+	27, // 31: tide.rpc.v1.SplitAssignment.splits:type_name -> tide.rpc.v1.Split
+	31, // 32: tide.rpc.v1.WarmupRequest.ranges:type_name -> tide.rpc.v1.WarmupRange
+	32, // 33: tide.rpc.v1.WarmupRange.sources:type_name -> tide.rpc.v1.WarmupSourceRange
+	0,  // 34: tide.rpc.v1.JobManager.Connect:input_type -> tide.rpc.v1.TaskManagerMessage
+	13, // 35: tide.rpc.v1.JobManager.Connect:output_type -> tide.rpc.v1.JobManagerMessage
+	35, // [35:36] is the sub-list for method output_type
+	34, // [34:35] is the sub-list for method input_type
+	34, // [34:34] is the sub-list for extension type_name
+	34, // [34:34] is the sub-list for extension extendee
+	0,  // [0:34] is the sub-list for field type_name
 }
 
 func init() { file_tide_proto_init() }
@@ -3120,6 +3191,7 @@ func file_tide_proto_init() {
 		(*JobManagerMessage_WarmupStop)(nil),
 		(*JobManagerMessage_FailoverAdopt)(nil),
 		(*JobManagerMessage_FailoverCancel)(nil),
+		(*JobManagerMessage_BufferTimeout)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
@@ -3127,7 +3199,7 @@ func file_tide_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_tide_proto_rawDesc), len(file_tide_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   35,
+			NumMessages:   36,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

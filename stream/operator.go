@@ -51,6 +51,14 @@ type Runtime struct {
 	KeyedBackend state.Backend
 }
 
+// BufferTimeoutSetter is implemented by operators that buffer what they emit (sinks) to
+// follow a change of the job's execution.buffer-timeout while the job runs (live reload). The
+// runtime calls it from the subtask's goroutine, like every Operator method; d has the
+// meaning of Runtime.BufferTimeout.
+type BufferTimeoutSetter interface {
+	SetBufferTimeout(d time.Duration) error
+}
+
 // OwnsKeyGroup reports whether kg is in this subtask's range.
 func (r Runtime) OwnsKeyGroup(kg int) bool { return kg >= r.KeyGroupStart && kg <= r.KeyGroupEnd }
 

@@ -68,6 +68,39 @@ func (o *printOp) Process(v any, _ int64, _ Collector) error {
 	return nil
 }
 
+// SetBufferTimeout follows a reloaded execution.buffer-timeout: what is buffered now leaves at
+// once with 0, waits for the buffer to fill with -1, and leaves at most d from now otherwise.
+func (o *printOp) SetBufferTimeout(d time.Duration) error {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.timeout = d
+	if o.err != nil {
+		return o.err
+	}
+	switch {
+	case o.buf == nil || o.buf.Buffered() == 0:
+		if o.timer != nil {
+			o.timer.Stop()
+		}
+		o.armed = false
+	case d == 0:
+		return o.flushLocked()
+	case d < 0:
+		if o.timer != nil {
+			o.timer.Stop()
+		}
+		o.armed = false
+	default:
+		o.armed = true
+		if o.timer == nil {
+			o.timer = time.AfterFunc(d, o.timedFlush)
+		} else {
+			o.timer.Reset(d)
+		}
+	}
+	return nil
+}
+
 func (o *printOp) timedFlush() {
 	o.mu.Lock()
 	defer o.mu.Unlock()

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/tidestream/tide/examples"
+	"github.com/tidestream/tide/internal/testkit"
 )
 
 // TestBufferTimeoutSettings runs WordCount across two TaskManagers with
@@ -61,4 +62,74 @@ func TestBufferTimeoutSettings(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestBufferTimeoutReload starts TopSpeedWindowing with bin/standalone-job.sh and two
+// bin/taskmanager.sh TaskManagers with execution.buffer-timeout -1 in flink-conf.yaml, then
+// edits the running AM's file: a value Flink does not accept (-5 ms) is refused with an error
+// naming the key and what it accepts, and -1 stays in force; 0 is reloaded live, reaches both
+// TaskManagers and is applied by their running subtasks, without a restart of the job.
+func TestBufferTimeoutReload(t *testing.T) {
+	const key = "execution.buffer-timeout"
+	s := newScripted(t,
+		"execution-mode: reactive",
+		"taskmanager.numberOfTaskSlots: 1",
+		"heartbeat.timeout: 30 min",
+		key+": -1",
+	)
+	s.mustRun("standalone-job.sh", "start", "--job-classname", examples.TopSpeedWindowingName, "--cars", "8")
+	s.mustRun("taskmanager.sh", "start")
+	s.mustRun("taskmanager.sh", "start")
+	id := s.jobID()
+	d := s.waitRunning(id, 2)
+	original := s.readConf()
+
+	s.writeConf(strings.Replace(original, key+": -1", key+": -5 ms", 1))
+	testkit.WaitFor(t, "the AM to refuse execution.buffer-timeout -5 ms", func() (bool, error) {
+		return strings.Contains(s.amLog(), "configuration reload failed"), nil
+	})
+	if log := s.amLog(); !strings.Contains(log, key) || !strings.Contains(log, "is negative other than -1") {
+		t.Errorf("the refusal does not name the key and the problem:\n%s", lastLines(log, 5))
+	}
+	if got, err := s.configInForce(key); err != nil || got != "-1" {
+		t.Fatalf("%s in force after a refused value = %q, %v; want -1", key, got, err)
+	}
+
+	s.writeConf(strings.Replace(original, key+": -1", key+": 0", 1))
+	testkit.WaitFor(t, "the AM to apply execution.buffer-timeout 0", func() (bool, error) {
+		got, err := s.configInForce(key)
+		return got == "0", err
+	})
+	testkit.WaitFor(t, "both TaskManagers' subtasks to apply execution.buffer-timeout 0", func() (bool, error) {
+		logs := s.taskManagerLogs()
+		if len(logs) != 2 {
+			return false, fmt.Errorf("%d TaskManager logs", len(logs))
+		}
+		for name, log := range logs {
+			if !strings.Contains(log, `msg="the AM reloaded execution.buffer-timeout"`) ||
+				!strings.Contains(log, `msg="execution.buffer-timeout applied"`) {
+				return false, fmt.Errorf("%s: not applied yet", name)
+			}
+		}
+		return true, nil
+	})
+	now, err := s.job(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if now.State != "RUNNING" || now.Attempt != d.Attempt {
+		t.Fatalf("the reload restarted the job: %s in attempt %d, was RUNNING in attempt %d", now.State, now.Attempt, d.Attempt)
+	}
+}
+
+// taskManagerLogs returns the log of every TaskManager started with bin/taskmanager.sh, by
+// file name.
+func (s *scripted) taskManagerLogs() map[string]string {
+	matches, _ := filepath.Glob(filepath.Join(s.logDir, "tide-e2e-taskexecutor-*.log"))
+	out := map[string]string{}
+	for _, m := range matches {
+		data, _ := os.ReadFile(m)
+		out[filepath.Base(m)] = string(data)
+	}
+	return out
 }

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/tidestream/tide/core"
 	"github.com/tidestream/tide/storage"
@@ -46,6 +48,10 @@ type Config struct {
 	// LocalState is the TaskManager's local state store, used when
 	// StateBackend.LocalRecovery is set (nil: no local recovery).
 	LocalState *localstate.Store
+	// BufferTimeout is the job's execution.buffer-timeout, for every output channel and
+	// buffering sink of its subtasks (see netplane.Output.SetBufferTimeout); nil: the data
+	// plane's own (Plane.BufferTimeout). SetBufferTimeout changes it while they run.
+	BufferTimeout *time.Duration
 }
 
 // VertexParallelism is the parallelism of one vertex in an attempt.
@@ -97,6 +103,10 @@ type Executor struct {
 	cfg Config
 	log *slog.Logger
 
+	// bufferTimeout is the job's execution.buffer-timeout in force (Config.BufferTimeout,
+	// SetBufferTimeout).
+	bufferTimeout atomic.Int64
+
 	mu       sync.Mutex
 	attempts map[int64]*attempt
 	closed   bool
@@ -146,7 +156,36 @@ func NewExecutor(cfg Config) *Executor {
 		log = slog.Default()
 	}
 	// The caller's logger already names the TaskManager and the job.
-	return &Executor{cfg: cfg, log: log, attempts: map[int64]*attempt{}}
+	e := &Executor{cfg: cfg, log: log, attempts: map[int64]*attempt{}}
+	switch {
+	case cfg.BufferTimeout != nil:
+		e.bufferTimeout.Store(int64(*cfg.BufferTimeout))
+	case cfg.Plane != nil:
+		e.bufferTimeout.Store(int64(cfg.Plane.BufferTimeout()))
+	default:
+		e.bufferTimeout.Store(int64(netplane.DefaultFlushInterval))
+	}
+	return e
+}
+
+// BufferTimeout returns the job's execution.buffer-timeout in force.
+func (e *Executor) BufferTimeout() time.Duration { return time.Duration(e.bufferTimeout.Load()) }
+
+// SetBufferTimeout changes the job's execution.buffer-timeout while it runs (live reload):
+// subtasks deployed from now on open their channels with d, and the running ones apply it to
+// their output channels and buffering sinks (stream.BufferTimeoutSetter) between records.
+func (e *Executor) SetBufferTimeout(d time.Duration) {
+	if time.Duration(e.bufferTimeout.Swap(int64(d))) == d {
+		return
+	}
+	e.log.Info("execution.buffer-timeout changed", "buffer_timeout", d)
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for _, a := range e.attempts {
+		for _, t := range a.tasks {
+			t.mail.put(control{kind: ctlBufferTimeout, timeout: d})
+		}
+	}
 }
 
 // Deploy starts the subtasks of spec that run here. It returns once they are started;

@@ -2,6 +2,7 @@ package exec
 
 import (
 	"sync"
+	"time"
 
 	"github.com/tidestream/tide/stream"
 )
@@ -12,6 +13,7 @@ const (
 	ctlTrigger controlKind = iota
 	ctlComplete
 	ctlSplits
+	ctlBufferTimeout
 )
 
 // control is one call from the AM queued for a subtask.
@@ -21,6 +23,7 @@ type control struct {
 	timestamp  int64
 	splits     []stream.Split
 	noMore     bool
+	timeout    time.Duration // ctlBufferTimeout
 }
 
 // mailbox is an unbounded FIFO of controls; put never blocks the AM's calls.

@@ -8,6 +8,7 @@ import (
 	"runtime/debug"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/tidestream/tide/core"
 	"github.com/tidestream/tide/core/jobgraph"
@@ -52,6 +53,9 @@ type task struct {
 	processed       int64
 	metrics         *taskMetrics
 	closedInputs    int // inputs whose producer finished (end of partition)
+	// bufferTimeout is the job's execution.buffer-timeout this subtask runs with (its
+	// outputs and buffering sinks); ctlBufferTimeout changes it.
+	bufferTimeout time.Duration
 
 	// End of input (FLIP-147). ended: EndInput ran and end of data went downstream.
 	// endedOnRestore: every subtask of the vertex had ended in the restored checkpoint, so
@@ -168,6 +172,8 @@ func (t *task) runSafe() (err error) {
 		}
 	}()
 	t.report(core.TaskInitializing, nil, false)
+	// A change after this read reaches the subtask through its mailbox.
+	t.bufferTimeout = t.e.BufferTimeout()
 	if err := t.openOutputs(ctx); err != nil {
 		return err
 	}
@@ -225,6 +231,7 @@ func (t *task) openOutputs(ctx context.Context) error {
 			if err != nil {
 				return fmt.Errorf("opening output %s to %s: %w", id, addr, err)
 			}
+			o.SetBufferTimeout(t.bufferTimeout)
 			e.outs = append(e.outs, o)
 			all = append(all, o)
 		}
@@ -263,7 +270,7 @@ func (t *task) runtime(opID string) stream.Runtime {
 	return stream.Runtime{
 		JobID: t.e.cfg.JobID, Vertex: t.vertex.ID, OperatorID: opID, Subtask: t.index, Parallelism: t.parallelism,
 		MaxParallelism: t.maxP, KeyGroupStart: t.kgStart, KeyGroupEnd: t.kgEnd, Attempt: t.a.id, RunID: t.plan.spec.RunID,
-		CheckpointingEnabled: t.plan.spec.CheckpointingEnabled, BufferTimeout: t.e.cfg.Plane.BufferTimeout(),
+		CheckpointingEnabled: t.plan.spec.CheckpointingEnabled, BufferTimeout: t.bufferTimeout,
 		Logger: t.log.With("operator", opID), KeyedBackend: t.backend,
 	}
 }
@@ -389,6 +396,8 @@ func (t *task) handleControl(ctx context.Context, c control) error {
 		if (t.vertex.Source != nil || t.inputsClosed()) && c.checkpoint > t.acked() {
 			return t.checkpoint(ctx, c.checkpoint, c.timestamp)
 		}
+	case ctlBufferTimeout:
+		return t.setBufferTimeout(c.timeout)
 	case ctlComplete:
 		if t.incr != nil {
 			t.incr.confirm(c.checkpoint)
@@ -408,6 +417,31 @@ func (t *task) handleControl(ctx context.Context, c control) error {
 			t.log.Info("final checkpoint completed", "checkpoint", c.checkpoint, "final_checkpoint", t.finalCkpt)
 		}
 	}
+	return nil
+}
+
+// setBufferTimeout applies a reloaded execution.buffer-timeout to the subtask's output
+// channels and to the operators of its chain that buffer what they emit.
+func (t *task) setBufferTimeout(d time.Duration) error {
+	if d == t.bufferTimeout {
+		return nil
+	}
+	t.bufferTimeout = d
+	if t.router != nil {
+		for _, e := range t.router.edges {
+			for _, o := range e.outs {
+				o.SetBufferTimeout(d)
+			}
+		}
+	}
+	for _, op := range t.chain {
+		if s, ok := op.Operator.(stream.BufferTimeoutSetter); ok {
+			if err := s.SetBufferTimeout(d); err != nil {
+				return fmt.Errorf("operator %q applying execution.buffer-timeout %s: %w", op.Name, d, err)
+			}
+		}
+	}
+	t.log.Info("execution.buffer-timeout applied", "buffer_timeout", d)
 	return nil
 }
 

@@ -104,3 +104,67 @@ func TestFlushEveryRecordWithoutCredit(t *testing.T) {
 		})
 	}
 }
+
+// TestSetBufferTimeout: an output opened with timed flushing off (-1) keeps a written record
+// until its buffer timeout is changed: to 0 the waiting record leaves at once and every later
+// one on its own; back to -1 records wait again; to 5 ms the waiting record leaves by its
+// timer. Records arrive once each, in order.
+func TestSetBufferTimeout(t *testing.T) {
+	for _, mode := range modes {
+		t.Run(mode, func(t *testing.T) {
+			ctx := testCtx(t)
+			prod, cons := pair(t, mode, Options{FlushInterval: -1})
+			id := chanID(1, 0, 0)
+			in := cons.OpenInput(id)
+			out, err := prod.OpenOutput(ctx, id, cons.Addr())
+			if err != nil {
+				t.Fatalf("OpenOutput: %v", err)
+			}
+			if got := out.BufferTimeout(); got >= 0 {
+				t.Fatalf("BufferTimeout of an output of a plane with FlushInterval -1: %v, want negative", got)
+			}
+			next := 0
+			write := func() {
+				t.Helper()
+				if err := out.Write(ctx, record(next, 10)); err != nil {
+					t.Fatalf("Write %d: %v", next, err)
+				}
+				next++
+			}
+			expect := func(n int) {
+				t.Helper()
+				got, err := in.Next(ctx)
+				if err != nil || !bytes.Equal(got, record(n, 10)) {
+					t.Fatalf("record %d: got %q, %v", n, got, err)
+				}
+			}
+			expectNothing := func(what string) {
+				t.Helper()
+				short, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
+				defer cancel()
+				if got, err := in.Next(short); !errors.Is(err, context.DeadlineExceeded) {
+					t.Fatalf("%s: got %q, %v; want nothing (deadline exceeded)", what, got, err)
+				}
+			}
+			write()
+			expectNothing("buffer timeout -1")
+			out.SetBufferTimeout(0)
+			expect(0)
+			write()
+			expect(1)
+			out.SetBufferTimeout(-1)
+			write()
+			expectNothing("buffer timeout back to -1")
+			out.SetBufferTimeout(5 * time.Millisecond)
+			if got := out.BufferTimeout(); got != 5*time.Millisecond {
+				t.Fatalf("BufferTimeout after SetBufferTimeout(5ms): %v", got)
+			}
+			expect(2)
+			write()
+			expect(3)
+			if err := out.Close(ctx); err != nil {
+				t.Fatalf("Close: %v", err)
+			}
+		})
+	}
+}

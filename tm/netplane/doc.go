@@ -27,7 +27,8 @@
 // reading holds at most CreditsPerChannel × BufferBytes and its producer's
 // Write blocks once its own buffer is full. Buffers leave when full, on
 // Flush, on Close, or FlushInterval after their first record (execution.buffer-timeout;
-// FlushEveryRecord sends each record as soon as a credit allows).
+// FlushEveryRecord sends each record as soon as a credit allows). Output.SetBufferTimeout
+// gives one output its own timeout (the job's), also while records wait.
 //
 // Failure: ReleaseAttempt fails every channel of an attempt on both ends
 // (ErrReleased locally, ErrChannelReset at the peer). A broken connection

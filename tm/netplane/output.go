@@ -102,6 +102,45 @@ func (o *Output) armTimerLocked() {
 	o.timer.Reset(o.flushAfter)
 }
 
+// SetBufferTimeout changes this output's buffer timeout (the job's execution.buffer-timeout,
+// which can be reloaded while the job runs): 0 sends every record at once, negative only full
+// buffers, positive a partly filled buffer d after its first record. A partly filled buffer
+// waiting now follows the new setting: with 0 it leaves at once (or with the next credit),
+// with a positive d at most d from now, with a negative d when it is full or flushed.
+func (o *Output) SetBufferTimeout(d time.Duration) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if d == o.flushAfter {
+		return
+	}
+	o.flushAfter = d
+	if o.closed || o.err != nil || len(o.buf) == 0 {
+		return
+	}
+	switch {
+	case d == 0:
+		if o.credits > 0 {
+			o.sendLocked()
+		} else {
+			o.flushPending = true
+		}
+	case d < 0:
+		if o.timer != nil {
+			o.timer.Stop()
+		}
+		o.timerArmed = false
+	default:
+		o.armTimerLocked()
+	}
+}
+
+// BufferTimeout returns the output's buffer timeout (see SetBufferTimeout).
+func (o *Output) BufferTimeout() time.Duration {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.flushAfter
+}
+
 // stopTimerLocked stops the buffer timeout for good (the output closed or failed).
 func (o *Output) stopTimerLocked() {
 	if o.timer != nil {

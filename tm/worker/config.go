@@ -49,7 +49,9 @@ type Config struct {
 	// directory), cleaned of stale instance directories at start.
 	PebbleLocalDir string
 	// DataPlane tunes the data plane (execution.buffer-timeout through
-	// netplane.Options.WithBufferTimeout); its Logger and Secret are taken from this Config.
+	// netplane.Options.WithBufferTimeout: the TaskManager's own value, used only when the AM
+	// sends none; the job's value from the AM wins and can be reloaded); its Logger and
+	// Secret are taken from this Config.
 	DataPlane netplane.Options
 }
 

@@ -67,8 +67,15 @@ func (w *worker) closeHeld() {
 // jobFor returns the job the AM of reg runs: the held one when it is the same job (an AM
 // failover), else a new one (a held job of another job is cancelled first).
 func (w *worker) jobFor(ctx context.Context, reg *rpc.Registered, log *slog.Logger) (*heldJob, error) {
+	timeout, err := jobBufferTimeout(reg.GetConfig())
+	if err != nil {
+		return nil, fmt.Errorf("TaskManager %s: %w", w.cfg.ID, err)
+	}
 	if h := w.held; h != nil {
 		if h.jobID == reg.GetJobId() {
+			if timeout != nil {
+				h.ex.SetBufferTimeout(*timeout) // the new AM's value, reloaded while it was away
+			}
 			return h, nil
 		}
 		log.Warn("the AM runs another job; cancelling the subtasks kept from the last one", "kept_job", h.jobID)
@@ -113,7 +120,8 @@ func (w *worker) jobFor(ctx context.Context, reg *rpc.Registered, log *slog.Logg
 	h := &heldJob{jobID: reg.GetJobId(), st: st, relay: newRelay(), adopted: map[int64]int64{}}
 	h.localState = openLocalState(backend, w.cfg.ID, log)
 	h.ex = exec.NewExecutor(exec.Config{JobID: reg.GetJobId(), Job: job, TaskManagerID: w.cfg.ID,
-		Storage: st, Plane: w.plane, StateBackend: backend, LocalState: h.localState, Reporter: h.relay, Logger: w.log})
+		Storage: st, Plane: w.plane, StateBackend: backend, LocalState: h.localState, Reporter: h.relay, Logger: w.log,
+		BufferTimeout: timeout})
 	w.held = h
 	return h, nil
 }
@@ -259,6 +267,10 @@ func (w *worker) dispatch(ctx context.Context, h *heldJob, space attemptSpace, m
 		}
 		h.relay.with(func(b *taskBook) { b.splits(id, a.GetVertex(), int(a.GetIndex()), ids, a.GetNoMoreSplits()) })
 		ex.AddSplits(id, a.GetVertex(), int(a.GetIndex()), splits, a.GetNoMoreSplits())
+	case *rpc.JobManagerMessage_BufferTimeout:
+		d := bufferTimeoutOf(k.BufferTimeout)
+		log.Info("the AM reloaded execution.buffer-timeout", "buffer_timeout", d)
+		ex.SetBufferTimeout(d)
 	case *rpc.JobManagerMessage_Disconnect:
 		log.Info("the AM disconnected this TaskManager; exiting", "reason", k.Disconnect.GetReason(), "job_ended", k.Disconnect.GetJobEnded())
 		h.ended = k.Disconnect.GetJobEnded()
