@@ -44,6 +44,8 @@ type keyedFuncOp[T any, K Key, O any] struct {
 	fn    KeyedProcessFunction[T, K, O]
 	views []StateView
 	out   Collector
+	typed typedCollector[O] // out, when it takes O unboxed
+	outs  typedCache[O]
 	err   error
 	emitF func(O, int64)
 }
@@ -64,14 +66,25 @@ func (o *keyedFuncOp[T, K, O]) Open(_ context.Context, rt Runtime, restored Stat
 }
 
 func (o *keyedFuncOp[T, K, O]) emit(v O, ts int64) {
-	if o.err == nil {
+	if o.err != nil {
+		return
+	}
+	if o.typed != nil {
+		o.err = o.typed.collectTyped(v, ts)
+	} else {
 		o.err = o.out.Collect(v, ts)
 	}
 }
 
+func (o *keyedFuncOp[T, K, O]) link(next Collector) Collector { return linkTyped[T](o, next) }
+
 func (o *keyedFuncOp[T, K, O]) Process(v any, ts int64, out Collector) error {
-	rec := v.(T)
+	return o.processTyped(v.(T), ts, out)
+}
+
+func (o *keyedFuncOp[T, K, O]) processTyped(rec T, ts int64, out Collector) error {
 	o.out, o.err = out, nil
+	o.typed = o.outs.of(out)
 	if err := o.fn.ProcessElement(o.key(rec), rec, ts, o.emitF); err != nil {
 		return err
 	}

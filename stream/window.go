@@ -47,7 +47,10 @@ type windowOp[T any, K Key, A any, O any] struct {
 	watermark int64
 	minEnd    int64
 	dropped   int64
+	outs      typedCache[O]
 }
+
+func (o *windowOp[T, K, A, O]) link(next Collector) Collector { return linkTyped[T](o, next) }
 
 func (o *windowOp[T, K, A, O]) Open(_ context.Context, rt Runtime, restored StateReader) error {
 	o.rt = rt
@@ -72,7 +75,11 @@ func (o *windowOp[T, K, A, O]) windowEnd(ts int64) int64 {
 	return start + o.size
 }
 
-func (o *windowOp[T, K, A, O]) Process(v any, ts int64, _ Collector) error {
+func (o *windowOp[T, K, A, O]) Process(v any, ts int64, out Collector) error {
+	return o.processTyped(v.(T), ts, out)
+}
+
+func (o *windowOp[T, K, A, O]) processTyped(rec T, ts int64, _ Collector) error {
 	if ts == NoTimestamp {
 		return fmt.Errorf("window %s: record without event timestamp (assign one with a WatermarkStrategy on the source)", o.rt.OperatorID)
 	}
@@ -81,7 +88,6 @@ func (o *windowOp[T, K, A, O]) Process(v any, ts int64, _ Collector) error {
 		o.dropped++
 		return nil
 	}
-	rec := v.(T)
 	k := o.key(rec)
 	ws := o.state.Get(k)
 	if ws == nil {
@@ -114,7 +120,7 @@ func (o *windowOp[T, K, A, O]) Watermark(wm int64, out Collector) error {
 		kept := (*ws)[:0]
 		for _, w := range *ws {
 			if w.end-1 <= wm {
-				if err = out.Collect(o.agg.Result(k, w.acc), w.end-1); err != nil {
+				if err = o.outs.collect(out, o.agg.Result(k, w.acc), w.end-1); err != nil {
 					return false
 				}
 				continue
