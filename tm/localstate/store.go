@@ -62,6 +62,7 @@ type Store struct {
 
 	mu      sync.Mutex
 	entries map[Key]*Entry
+	held    map[Key]int // entries Confirm keeps (hold.go)
 }
 
 const (
@@ -353,7 +354,7 @@ func (s *Store) Lookup(job, vertex string, n int64, from, to int) []Entry {
 
 // Confirm records that checkpoint n of job completed: entries of older checkpoints go.
 func (s *Store) Confirm(job string, n int64) {
-	s.drop(func(k Key) bool { return k.Job == job && k.Checkpoint < n })
+	s.drop(func(k Key) bool { return k.Job == job && k.Checkpoint < n && s.held[k] == 0 })
 }
 
 // DropJob deletes every entry of job.

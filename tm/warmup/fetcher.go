@@ -165,10 +165,19 @@ func (f *Fetcher) next(c *copyState) (int64, Range) {
 	return c.want, c.rng
 }
 
-// run keeps one copy at the newest checkpoint asked for until its round stops.
+// run keeps one copy at the newest checkpoint asked for until its round stops. It holds
+// the local entry of the last checkpoint it completed (localstate.Hold) until the next one
+// is complete, so that the next fetch links the files they share instead of downloading
+// them again.
 func (f *Fetcher) run(ctx context.Context, round int64, c *copyState) {
 	defer f.wg.Done()
 	var have, bytes int64
+	var held *localstate.Key
+	defer func() {
+		if held != nil {
+			f.cfg.Local.Release(*held)
+		}
+	}()
 	for {
 		want, r := f.next(c)
 		if want > have {
@@ -182,6 +191,12 @@ func (f *Fetcher) run(ctx context.Context, round int64, c *copyState) {
 					"key_groups", fmt.Sprintf("%d-%d", r.Start, r.End), "checkpoint", want, "err", err)
 			} else {
 				have = want
+				k := localstate.Key{Job: f.cfg.JobID, Vertex: r.Vertex, KeyGroupStart: r.Start, KeyGroupEnd: r.End, Checkpoint: want}
+				f.cfg.Local.Hold(k)
+				if held != nil {
+					f.cfg.Local.Release(*held)
+				}
+				held = &k
 				f.cfg.Logger.Info("warm-up copy holds checkpoint", "round", round, "vertex", r.Vertex,
 					"key_groups", fmt.Sprintf("%d-%d", r.Start, r.End), "checkpoint", want, "bytes", bytes)
 			}

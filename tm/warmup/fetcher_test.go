@@ -109,8 +109,11 @@ func TestCopyFollowsCheckpointsAndFetchesOnlyWhatChanged(t *testing.T) {
 	}
 
 	// Checkpoint 2 lists the shared file again and a new one: only the new one travels.
+	// Its confirmation (which reaches the TaskManager with the request to follow it) does
+	// not delete checkpoint 1's copy, which the copy holds until it holds checkpoint 2.
 	names2 := []string{job + "/chk-2/map-0.state", job + "/shared/map-1-a.sst"}
 	writeCheckpoint(t, st, 2, 1, names2, content)
+	local.Confirm(job, 2)
 	rng2 := rng
 	rng2.Sources = []Source{{0, 0, 4}, {1, 5, 7}} // now both writers overlap 4-5
 	f.Request(Request{Round: 7, Kind: "WARMUP", Checkpoint: 2, Ranges: []Range{rng2}})
@@ -121,6 +124,18 @@ func TestCopyFollowsCheckpointsAndFetchesOnlyWhatChanged(t *testing.T) {
 	}
 	if got := local.Lookup(job, "map", 2, 4, 5); len(got) != 1 || len(got[0].Files) != 2 {
 		t.Fatalf("local entries of checkpoint 2: %+v, want one with both files", got)
+	}
+	local.Confirm(job, 3)
+	if got := local.Lookup(job, "map", 2, 4, 5); len(got) != 1 {
+		t.Fatalf("the copy's entry of checkpoint 2 is gone after Confirm(3) while the copy runs")
+	}
+	if got := local.Lookup(job, "map", 1, 4, 5); len(got) != 0 {
+		t.Fatalf("checkpoint 1's entry survives Confirm(3) after the copy moved on: %+v", got)
+	}
+	f.Close() // the copies end and release what they hold
+	local.Confirm(job, 3)
+	if got := local.Lookup(job, "map", 2, 4, 5); len(got) != 0 {
+		t.Fatalf("checkpoint 2's entry survives Confirm(3) after the copy stopped: %+v", got)
 	}
 }
 
