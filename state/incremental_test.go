@@ -41,18 +41,25 @@ func source(dir string, files []DBFile, from, to int) (RestoreSource, int) {
 	return s, skipped
 }
 
+// openNoCompactions opens an instance in root/name that compacts only when told to, so a
+// test knows which tables its checkpoints hold (here: one per key group). Left to itself,
+// Pebble may merge them into one table across all key groups before the checkpoint, which
+// a restore of part of the range must then fetch whole.
+func openNoCompactions(t *testing.T, root, name string) *PebbleBackend {
+	t.Helper()
+	be, err := openPebbleIn(filepath.Join(root, name), PebbleOptions{}, func(po *pebble.Options) {
+		po.DisableAutomaticCompactions = true
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = be.Close() })
+	return be
+}
+
 func TestRestoreFromCheckpointsClipsAndMerges(t *testing.T) {
 	root := t.TempDir()
-	a, err := OpenPebble(PebbleOptions{Dir: root, Name: "a"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer a.Close()
-	b, err := OpenPebble(PebbleOptions{Dir: root, Name: "b"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
+	a, b := openNoCompactions(t, root, "a"), openNoCompactions(t, root, "b")
 	fillGroups(t, a, []int{0, 1, 2, 3, 4, 5, 6, 7}, 300, "a")
 	fillGroups(t, b, []int{8, 9, 10, 11}, 300, "b")
 	// A later change and a delete must win over the older tables.
@@ -138,13 +145,7 @@ func TestRestoreFromCheckpointsClipsAndMerges(t *testing.T) {
 // leave them unknown.
 func TestCheckpointBoundsSurviveCompaction(t *testing.T) {
 	// No automatic compactions: the test compacts when it has the checkpoint.
-	be, err := openPebbleIn(filepath.Join(t.TempDir(), "db"), PebbleOptions{}, func(po *pebble.Options) {
-		po.DisableAutomaticCompactions = true
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer be.Close()
+	be := openNoCompactions(t, t.TempDir(), "db")
 	fillGroups(t, be, []int{0, 1, 2, 3, 4, 5}, 200, "c")
 	// One more table across all of them: the compaction below must rewrite, not move.
 	for kg := range 6 {
