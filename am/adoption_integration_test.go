@@ -98,14 +98,16 @@ func (f *failoverAM) getJSON(path string, v any) error {
 }
 
 // die is a crash: nothing more reaches the storage or the TaskManagers.
-func (f *failoverAM) die(px *proxy) {
+func (f *failoverAM) die(pxs ...*proxy) {
 	f.st.freeze()
-	px.cut()
+	for _, px := range pxs {
+		px.cut()
+	}
 	f.cancel()
 	<-f.done
 }
 
-func startFailoverAM(t *testing.T, o clusterOptions, px *proxy) *failoverAM {
+func startFailoverAM(t *testing.T, o clusterOptions, pxs ...*proxy) *failoverAM {
 	t.Helper()
 	build, _ := stream.Lookup(o.job)
 	job, err := build(o.args)
@@ -140,7 +142,9 @@ func startFailoverAM(t *testing.T, o clusterOptions, px *proxy) *failoverAM {
 	if err != nil {
 		t.Fatal(err)
 	}
-	px.target(a.RPCAddr())
+	for _, px := range pxs {
+		px.target(a.RPCAddr())
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	f := &failoverAM{am: a, st: st, cancel: cancel, result: make(chan am.Result, 1), done: make(chan struct{})}
 	go func() {
@@ -213,7 +217,19 @@ type proxy struct {
 	mu    sync.Mutex
 	to    string
 	conns []net.Conn
+	held  bool // connections are closed as they come (see hold)
 }
+
+// hold closes every connection now and every new one until release: the TaskManagers
+// behind it cannot reach the AM.
+func (p *proxy) hold() {
+	p.mu.Lock()
+	p.held = true
+	p.mu.Unlock()
+	p.closeAll()
+}
+
+func (p *proxy) release() { p.mu.Lock(); p.held = false; p.mu.Unlock() }
 
 func newProxy(t *testing.T) *proxy {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -240,8 +256,12 @@ func (p *proxy) target(addr string) { p.mu.Lock(); p.to = addr; p.mu.Unlock() }
 
 func (p *proxy) serve(c net.Conn) {
 	p.mu.Lock()
-	to := p.to
+	to, held := p.to, p.held
 	p.mu.Unlock()
+	if held {
+		c.Close()
+		return
+	}
 	up, err := net.Dial("tcp", to)
 	if err != nil {
 		c.Close()
@@ -257,8 +277,15 @@ func (p *proxy) serve(c net.Conn) {
 
 func (p *proxy) cut() {
 	p.mu.Lock()
-	defer p.mu.Unlock()
 	p.to = "127.0.0.1:1" // nothing listens until the next AM: connections are refused
+	p.mu.Unlock()
+	p.closeAll()
+}
+
+// closeAll breaks every connection through the proxy.
+func (p *proxy) closeAll() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	for _, c := range p.conns {
 		c.Close()
 	}

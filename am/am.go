@@ -69,7 +69,11 @@ type AM struct {
 	// the one this AM runs, persisted for the next (nil while none runs).
 	recovered    *persistedDeployment
 	deployRecord *persistedDeployment
-	persisted    struct {
+	// failover is what this AM made of the recovered deployment (nil: none recovered);
+	// started is when this AM process was built (failover_outcome.go).
+	failover  *failoverOutcome
+	started   time.Time
+	persisted struct {
 		version      uint64
 		exception    core.ExceptionEntry
 		hasException bool
@@ -100,6 +104,7 @@ func New(cfg Config) (*AM, error) {
 		loopDone: make(chan struct{}),
 		sessions: map[core.TaskManagerID]*session{},
 		view:     newView(cfg.JobID, cfg.JobName, cfg.Clock.Now()),
+		started:  cfg.Clock.Now(),
 		warm:     newWarmups(),
 	}
 	a.blocked.nodes = map[core.NodeID]bool{}
@@ -266,6 +271,7 @@ func (a *AM) step(ev core.Event) {
 			a.noteStateEffect(eff)
 		}
 	}
+	a.noteFailover()
 }
 
 func (a *AM) shutdown(res Result) {

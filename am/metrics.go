@@ -133,6 +133,10 @@ func (m *metrics) update(s metricsSample) {
 		m.set(metricLastCheckpointSize, float64(c.StateSize))
 	}
 
+	adopted, decision := failoverGauges(s.snap.Failover)
+	m.set(metricLastFailoverAdopted, adopted)
+	m.set(metricLastFailoverDecisionTime, decision)
+
 	up, down, restarting := jobTimes(s.snap.Status, s.snap.Timestamps, s.now)
 	m.set(metricUptime, float64(up.Milliseconds()))
 	m.set(metricDowntime, float64(down.Milliseconds()))

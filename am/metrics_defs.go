@@ -74,6 +74,10 @@ var (
 		"checkpoints the furthest-behind standby copy lags the newest completed checkpoint"}
 	metricStaleEventsDropped = metricDef{"staleEventsDropped", counterMetric, jobScope,
 		"timers, task reports and answers of an older scheduler state or attempt that the core dropped"}
+	metricLastFailoverAdopted = metricDef{"lastFailoverAdopted", gaugeMetric, jobScope,
+		"after an AM failover: 1 when this AM adopted the subtasks that kept running, 0 when it restored them from the latest checkpoint; -1 when it took over no running job or is still collecting reports"}
+	metricLastFailoverDecisionTime = metricDef{"lastFailoverDecisionTime", gaugeMetric, jobScope,
+		"milliseconds from this AM's start until it adopted or restored the job the previous AM ran; 0 until then or without a failover"}
 )
 
 // allMetrics lists every declared metric; the registry creates them all at start-up.
@@ -83,6 +87,7 @@ var allMetrics = []metricDef{
 	metricCompletedCheckpoints, metricFailedCheckpoints, metricLastCheckpointDuration, metricLastCheckpointSize,
 	metricNumBlockedNodes, metricConfigReloads, metricConfigReloadFailures, metricStaleEventsDropped,
 	metricWarmupCopies, metricWarmupLag, metricStandbyCopies, metricStandbyLag,
+	metricLastFailoverAdopted, metricLastFailoverDecisionTime,
 }
 
 // taskMetricDef declares one metric of a subtask, exported as

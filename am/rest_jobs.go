@@ -89,7 +89,7 @@ func (a *AM) JobDetails(ctx context.Context) (api.JobDetails, error) {
 	d := api.JobDetails{JobOverview: a.jobOverview(s), IsStoppable: s.Status == core.StatusRunning, JobType: string(graph.Type),
 		Now: a.clock.Now().UnixMilli(), Timestamps: map[string]int64{}, StatusCounts: map[string]int{},
 		RestoreFrom: int64(s.RestoreFrom), DeployedAt: millis(s.DeployedAt), Vertices: []api.JobVertex{},
-		PendingRescale: pendingRescaleBody(pending)}
+		PendingRescale: pendingRescaleBody(pending), LastFailover: lastFailoverBody(s.Failover)}
 	for st, t := range s.Timestamps {
 		d.Timestamps[string(st)] = t.UnixMilli()
 	}

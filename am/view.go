@@ -28,6 +28,7 @@ type view struct {
 	rescales       []core.Rescale
 	blocked        []blocklist.BlockedNode
 	checkpoints    checkpoint.Stats
+	failover       *failoverOutcome
 }
 
 type tmView struct {
@@ -114,6 +115,7 @@ type snapshot struct {
 	Rescales       []core.Rescale
 	Blocked        []blocklist.BlockedNode
 	Checkpoints    checkpoint.Stats
+	Failover       *failoverOutcome // nil: this AM took over no running job
 }
 
 func (v *view) snapshot() snapshot {
@@ -126,6 +128,10 @@ func (v *view) snapshot() snapshot {
 		UsedSlots: map[core.TaskManagerID]int{}, Rescales: append([]core.Rescale(nil), v.rescales...),
 		Blocked: append([]blocklist.BlockedNode(nil), v.blocked...), Checkpoints: v.checkpoints,
 	}
+	if v.failover != nil {
+		f := *v.failover
+		s.Failover = &f
+	}
 	for k, t := range v.timestamps {
 		s.Timestamps[k] = t
 	}
@@ -137,4 +143,11 @@ func (v *view) snapshot() snapshot {
 	}
 	sort.Slice(s.TaskManagers, func(i, j int) bool { return s.TaskManagers[i].ID < s.TaskManagers[j].ID })
 	return s
+}
+
+// setFailover publishes what this AM made of the recovered deployment.
+func (v *view) setFailover(o failoverOutcome) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	v.failover = &o
 }

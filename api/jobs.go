@@ -86,6 +86,30 @@ type JobDetails struct {
 	DeployedAt  int64 `json:"deployed-at"`
 	// PendingRescale says why a rescale waits; nil when none is pending.
 	PendingRescale *PendingRescale `json:"pending-rescale,omitempty"`
+	// LastFailover says how this AM took over the job a previous AM attempt ran; nil when
+	// this AM started the job.
+	LastFailover *LastFailover `json:"lastFailover,omitempty"`
+}
+
+// LastFailover is how an AM took over a job that a previous AM attempt ran (an AM
+// failover): the subtasks that kept running adopted as they were, or restored from the
+// latest checkpoint.
+type LastFailover struct {
+	// Outcome is PENDING (waiting for the TaskManagers' reports), ADOPTED or RESTORED.
+	Outcome string `json:"outcome"`
+	// Reason says why the job was restored instead ("" when adopted or pending).
+	Reason string `json:"reason,omitempty"`
+	// Attempt is the attempt the previous AM ran.
+	Attempt int64 `json:"attempt"`
+	// ReportedSubtasks of TotalSubtasks were reported by the TaskManagers.
+	ReportedSubtasks int `json:"reportedSubtasks"`
+	TotalSubtasks    int `json:"totalSubtasks"`
+	// DecidedAfter is how long after this AM started the outcome was decided (ms; 0 while
+	// pending), Timestamp when (epoch ms).
+	DecidedAfter int64 `json:"decidedAfterMs"`
+	Timestamp    int64 `json:"timestamp,omitempty"`
+	// AdoptionTimeout is jobmanager.failover.task-adoption.timeout (ms; 0: adoption off).
+	AdoptionTimeout int64 `json:"adoptionTimeoutMs"`
 }
 
 // JobStatus is GET /jobs/:jobid/status.

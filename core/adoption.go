@@ -90,13 +90,16 @@ type AdoptionStatus struct {
 	Attempt          AttemptID
 	// Fallback says why the recovered deployment was not adopted ("" otherwise).
 	Fallback string
+	// Skipped says why a recovered deployment was not even waited for (adoption off, or
+	// what the previous AM persisted does not fit the job); all else is zero then.
+	Skipped string
 }
 
 // Adoption reports the state of task adoption (zero without a recovered deployment).
 func (s *Scheduler) Adoption() AdoptionStatus {
 	a := s.adopt
 	if a == nil {
-		return AdoptionStatus{}
+		return AdoptionStatus{Skipped: s.adoptSkipped}
 	}
 	return AdoptionStatus{Pending: a.open, Adopted: a.adopted, Reported: len(a.reports), Total: a.total,
 		Attempt: a.want.Attempt, Fallback: a.fallback}

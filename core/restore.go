@@ -52,6 +52,7 @@ func (s *Scheduler) Restore(now time.Time, r Restored) (skipped []blocklist.Bloc
 	if r.Deployment != nil && s.adopt == nil {
 		var why string
 		if s.adopt, why = s.newAdoption(r.Deployment); s.adopt == nil {
+			s.adoptSkipped = why
 			s.log.Info("recovered deployment not adopted; the job restores from the latest checkpoint", "reason", why)
 		} else {
 			s.log.Info("waiting for the TaskManagers to report the subtasks they kept running", "attempt", r.Deployment.Attempt,

@@ -76,9 +76,11 @@ type Scheduler struct {
 	warmupRounds     int           // warm-up rounds numbered so far (planned and standby)
 	standby          *standbyRound // the standby copies of the running attempt (num.standby.replicas)
 
-	adopt      *adoption // nil: nothing to adopt
-	history    rescaleHistory
-	exceptions []ExceptionEntry
+	adopt *adoption // nil: nothing to adopt
+	// adoptSkipped says why a recovered deployment was not waited for ("" none).
+	adoptSkipped string
+	history      rescaleHistory
+	exceptions   []ExceptionEntry
 	// peerFailures are subtask failures of the current attempt on a broken connection to a
 	// TaskManager that was still registered (peer_loss.go).
 	peerFailures []peerFailure
@@ -147,6 +149,7 @@ func New(cfg Config) (*Scheduler, error) {
 	if cfg.Recovered != nil {
 		var why string
 		if s.adopt, why = s.newAdoption(cfg.Recovered); s.adopt == nil {
+			s.adoptSkipped = why
 			log.Info("recovered deployment not adopted; the job restores from the latest checkpoint", "reason", why)
 		}
 	}

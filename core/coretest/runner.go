@@ -258,7 +258,11 @@ func (r *Runner) handle(d *TestData) (string, error) {
 		return r.stateLine(), nil
 	case "adoption":
 		a := e.S.Adoption()
-		return fmt.Sprintf("pending=%v adopted=%v attempt=%d reported=%d/%d fallback=%q\n", a.Pending, a.Adopted, a.Attempt, a.Reported, a.Total, a.Fallback), nil
+		skipped := ""
+		if a.Skipped != "" {
+			skipped = fmt.Sprintf(" skipped=%q", a.Skipped)
+		}
+		return fmt.Sprintf("pending=%v adopted=%v attempt=%d reported=%d/%d fallback=%q%s\n", a.Pending, a.Adopted, a.Attempt, a.Reported, a.Total, a.Fallback, skipped), nil
 	case "metrics":
 		m := e.S.Metrics()
 		return fmt.Sprintf("%+v\n", m), nil
