@@ -56,7 +56,10 @@ func BenchmarkWarmupDowntime(b *testing.B) {
 		row := downtimeRow{size: size}
 		b.Run(fmtSize(size), func(b *testing.B) {
 			for i := 0; i < b.N; i++ {
-				warm := runMoves(b, size, "warm-up", true, false)
+				var warm moveTimes
+				if !lossOnly() {
+					warm = runMoves(b, size, "warm-up", true, false)
+				}
 				cold := runMoves(b, size, "no warm-up", false, false)
 				standby := runMoves(b, size, "standby", false, true)
 				row.add(warm, cold, standby)
@@ -173,6 +176,10 @@ func benchStorage() string {
 	return "file"
 }
 
+// lossOnly: TIDE_BENCH_WARMUP_ONLY=loss times only the TaskManager SIGKILL, with a
+// standby and without (each from two TaskManagers), for a quick look at one size.
+func lossOnly() bool { return os.Getenv("TIDE_BENCH_WARMUP_ONLY") == "loss" }
+
 // benchKeys: keys of the ballast job (every key group of the default 128 gets some).
 const benchKeys = 2048
 
@@ -212,6 +219,11 @@ func runMoves(b *testing.B, size int64, mode string, warm, standby bool) moveTim
 			}
 			return metricValue(text, "standbyCopies") >= 2 && metricValue(text, "standbyLag") == 0, nil
 		})
+		m.loss, m.lossInfo = timeMove(b, c, id, log, d.Attempt, 1, "RESOURCE_LOST", func() error { return c.Signal("tm-1", syscall.SIGKILL) })
+		b.Logf("%s %s: TaskManager SIGKILL %v (%s)", fmtSize(size), mode, m.loss, m.lossInfo)
+		return m
+	}
+	if lossOnly() {
 		m.loss, m.lossInfo = timeMove(b, c, id, log, d.Attempt, 1, "RESOURCE_LOST", func() error { return c.Signal("tm-1", syscall.SIGKILL) })
 		b.Logf("%s %s: TaskManager SIGKILL %v (%s)", fmtSize(size), mode, m.loss, m.lossInfo)
 		return m
