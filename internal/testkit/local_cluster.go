@@ -43,21 +43,28 @@ func TailLogs(t testing.TB, dir string) {
 	}
 }
 
-// Reactive are the settings of the e2e tests' clusters: reactive mode, rescale at once, a
-// restart strategy that keeps trying, file:// checkpoints in ckptDir every interval, one slot
-// per TaskManager, and a heartbeat timeout far beyond any test deadline, so a TaskManager's
-// loss can only be noticed through its dropped connection.
-func Reactive(ckptDir, interval string) []string {
-	return []string{
+// ReactiveOneSlot are the settings every reactive e2e cluster starts from: reactive mode,
+// one slot per TaskManager, file:// checkpoints in ckptDir every interval; extra follow
+// (a later -D of the same key wins).
+func ReactiveOneSlot(ckptDir, interval string, extra ...string) []string {
+	return append([]string{
 		"execution-mode=reactive",
+		"taskmanager.numberOfTaskSlots=1",
+		"state.checkpoints.dir=file://" + ckptDir,
+		"execution.checkpointing.interval=" + interval,
+	}, extra...)
+}
+
+// Reactive are the settings of the e2e tests' clusters: ReactiveOneSlot, rescale at once, a
+// restart strategy that keeps trying, and a heartbeat timeout far beyond any test deadline,
+// so a TaskManager's loss can only be noticed through its dropped connection.
+func Reactive(ckptDir, interval string) []string {
+	return ReactiveOneSlot(ckptDir, interval,
 		"jobmanager.adaptive-scheduler.executing.cooldown-after-rescaling=0 s",
 		"jobmanager.adaptive-scheduler.executing.resource-stabilization-timeout=0 s",
 		"heartbeat.timeout=30 min",
 		"restart-strategy.type=fixed-delay",
 		"restart-strategy.fixed-delay.attempts=1000",
 		"restart-strategy.fixed-delay.delay=10 ms",
-		"state.checkpoints.dir=file://" + ckptDir,
-		"execution.checkpointing.interval=" + interval,
-		"taskmanager.numberOfTaskSlots=1",
-	}
+	)
 }

@@ -279,19 +279,20 @@ func runMinIncreaseKeepsLowerBound(t *testing.T, s *scripted, id string) {
 	})
 }
 
+// startTopSpeedReactive starts TopSpeedWindowing (8 cars) on tms local TaskManagers with
+// testkit.ReactiveOneSlot (checkpoints every second) and the settings extra.
+func startTopSpeedReactive(t *testing.T, tms int, extra ...string) *standalone.LocalCluster {
+	t.Helper()
+	return startLocal(t, standalone.LocalOptions{JobName: examples.TopSpeedWindowingName, JobArgs: []string{"--cars", "8"},
+		TaskManagers: tms, Dynamic: testkit.ReactiveOneSlot(t.TempDir(), "1 s", extra...)})
+}
+
 // TestRunLocalDeploysOnce (row "make run"): tide run --target local names the
 // TaskManagers it starts, so the AM deploys once, at their parallelism, the moment the last
 // one registers. The stabilization window is 10 min here: the deployment can only come
 // that early because the AM knew what was on its way.
 func TestRunLocalDeploysOnce(t *testing.T) {
-	c := startLocal(t, standalone.LocalOptions{JobName: examples.TopSpeedWindowingName, JobArgs: []string{"--cars", "8"},
-		TaskManagers: 2, Dynamic: []string{
-			"execution-mode=reactive",
-			"jobmanager.adaptive-scheduler.submission.resource-stabilization-timeout=10 min",
-			"taskmanager.numberOfTaskSlots=1",
-			"state.checkpoints.dir=file://" + t.TempDir(),
-			"execution.checkpointing.interval=1 s",
-		}})
+	c := startTopSpeedReactive(t, 2, "jobmanager.adaptive-scheduler.submission.resource-stabilization-timeout=10 min")
 	id := jobID(t, c)
 	d := waitRunningAt(t, c, id, 2)
 	if d.Attempt != 1 {
@@ -305,18 +306,12 @@ func TestRunLocalDeploysOnce(t *testing.T) {
 // not go unnoticed) and takes the replacement into the same redeployment. Three rounds:
 // the backoff would grow with each if losses counted as failures.
 func TestReactiveLossIsARescale(t *testing.T) {
-	c := startLocal(t, standalone.LocalOptions{JobName: examples.TopSpeedWindowingName, JobArgs: []string{"--cars", "8"},
-		TaskManagers: 3, Dynamic: []string{
-			"execution-mode=reactive",
-			"jobmanager.adaptive-scheduler.submission.resource-stabilization-timeout=5 s",
-			"restart-strategy.type=exponential-delay",
-			"restart-strategy.exponential-delay.initial-backoff=10 min",
-			"restart-strategy.exponential-delay.max-backoff=1 h",
-			"heartbeat.timeout=30 min",
-			"taskmanager.numberOfTaskSlots=1",
-			"state.checkpoints.dir=file://" + t.TempDir(),
-			"execution.checkpointing.interval=1 s",
-		}})
+	c := startTopSpeedReactive(t, 3,
+		"jobmanager.adaptive-scheduler.submission.resource-stabilization-timeout=5 s",
+		"restart-strategy.type=exponential-delay",
+		"restart-strategy.exponential-delay.initial-backoff=10 min",
+		"restart-strategy.exponential-delay.max-backoff=1 h",
+		"heartbeat.timeout=30 min")
 	id := jobID(t, c)
 	d := waitRunningAt(t, c, id, 3)
 	for round := 1; round <= 3; round++ {
@@ -369,16 +364,10 @@ func TestReactiveLossIsARescale(t *testing.T) {
 // tell its process to exit; once it runs again it reconnects, registers, and the job
 // scales back onto it.
 func TestStandaloneSilentTaskManagerStays(t *testing.T) {
-	c := startLocal(t, standalone.LocalOptions{JobName: examples.TopSpeedWindowingName, JobArgs: []string{"--cars", "8"},
-		TaskManagers: 2, Dynamic: []string{
-			"execution-mode=reactive",
-			"jobmanager.adaptive-scheduler.executing.cooldown-after-rescaling=0 s",
-			"heartbeat.interval=200 ms",
-			"heartbeat.timeout=2 s",
-			"taskmanager.numberOfTaskSlots=1",
-			"state.checkpoints.dir=file://" + t.TempDir(),
-			"execution.checkpointing.interval=1 s",
-		}})
+	c := startTopSpeedReactive(t, 2,
+		"jobmanager.adaptive-scheduler.executing.cooldown-after-rescaling=0 s",
+		"heartbeat.interval=200 ms",
+		"heartbeat.timeout=2 s")
 	id := jobID(t, c)
 	waitRunningAt(t, c, id, 2)
 	if err := c.Signal("tm-2", syscall.SIGSTOP); err != nil {
