@@ -6,11 +6,11 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
-	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/tidestream/tide/internal/testkit"
 	"github.com/tidestream/tide/standalone"
 )
 
@@ -117,16 +117,9 @@ func (a *restartedAM) wait(t *testing.T, timeout time.Duration) {
 
 // amProcess finds the pid of the `tide jobmanager` serving REST on port.
 func amProcess(port int) (int, bool) {
-	cmds, _ := filepath.Glob("/proc/[0-9]*/cmdline")
-	for _, p := range cmds {
-		b, err := os.ReadFile(p)
-		if err != nil {
-			continue
-		}
-		args := strings.Split(string(b), "\x00")
-		if len(args) > 1 && args[1] == "jobmanager" && slices.Contains(args, "rest.port="+strconv.Itoa(port)) {
-			pid, _ := strconv.Atoi(filepath.Base(filepath.Dir(p)))
-			return pid, true
+	for _, p := range testkit.Processes() {
+		if p.Role() == "jobmanager" && slices.Contains(p.Args, "rest.port="+strconv.Itoa(port)) {
+			return p.PID, true
 		}
 	}
 	return 0, false

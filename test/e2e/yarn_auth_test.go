@@ -28,16 +28,13 @@ func TestYARNInternalAuth(t *testing.T) {
 
 	// While the containers run: no secret on a command line or in an environment.
 	attempt := "container_" + strings.TrimPrefix(r.app, "application_") + "_"
-	procs, _ := filepath.Glob("/proc/[0-9]*/environ")
 	seen := 0
-	for _, p := range procs {
-		envb, err := os.ReadFile(p)
-		if err != nil || !strings.Contains(string(envb), "CONTAINER_ID="+attempt) {
+	for _, p := range testkit.Processes() {
+		if c, _ := p.Env("CONTAINER_ID"); !strings.HasPrefix(c, attempt) {
 			continue
 		}
 		seen++
-		cmd, _ := os.ReadFile(filepath.Join(filepath.Dir(p), "cmdline"))
-		for _, s := range []string{string(cmd), string(envb)} {
+		for _, s := range append(p.Args, p.Environ()...) {
 			if strings.Contains(s, "security.internal.secret") || strings.Contains(s, "TIDE_INTERNAL_SECRET") {
 				t.Fatalf("a container process of %s carries the secret in its command line or environment", r.app)
 			}

@@ -114,31 +114,16 @@ type tmProcess struct {
 func containerProcesses(app string, attempt int, role string) map[string]tmProcess {
 	prefix := fmt.Sprintf("container_%s_%02d_", strings.TrimPrefix(app, "application_"), attempt)
 	out := map[string]tmProcess{}
-	procs, _ := filepath.Glob("/proc/[0-9]*/environ")
-	for _, p := range procs {
-		envb, err := os.ReadFile(p)
-		if err != nil {
+	for _, p := range testkit.Processes() {
+		if p.Role() != role {
 			continue
 		}
-		var container string
-		for _, kv := range strings.Split(string(envb), "\x00") {
-			if c, ok := strings.CutPrefix(kv, "CONTAINER_ID="); ok && strings.HasPrefix(c, prefix) {
-				container = c
-			}
-		}
-		if container == "" {
+		container, _ := p.Env("CONTAINER_ID")
+		if !strings.HasPrefix(container, prefix) {
 			continue
 		}
-		cmd, _ := os.ReadFile(filepath.Join(filepath.Dir(p), "cmdline"))
-		args := strings.Split(string(cmd), "\x00")
-		if len(args) < 2 || args[1] != role {
-			continue
-		}
-		for i := range args[:len(args)-1] {
-			if args[i] == "--resource-id" {
-				pid, _ := strconv.Atoi(filepath.Base(filepath.Dir(p)))
-				out[args[i+1]] = tmProcess{PID: pid, Container: container}
-			}
+		if id, ok := p.Flag("--resource-id"); ok {
+			out[id] = tmProcess{PID: p.PID, Container: container}
 		}
 	}
 	return out
@@ -170,18 +155,11 @@ func waitAttempt2(t *testing.T, env *hadooptest.Env, app, old string) string {
 // killAM SIGKILLs the AM process of app's first attempt (its container ends).
 func killAM(t *testing.T, app string) {
 	t.Helper()
-	prefix := "CONTAINER_ID=container_" + strings.TrimPrefix(app, "application_") + "_01_"
-	procs, _ := filepath.Glob("/proc/[0-9]*/environ")
-	for _, p := range procs {
-		envb, err := os.ReadFile(p)
-		if err != nil || !strings.Contains(string(envb), prefix) {
-			continue
-		}
-		cmd, _ := os.ReadFile(filepath.Join(filepath.Dir(p), "cmdline"))
-		if args := strings.Split(string(cmd), "\x00"); len(args) > 1 && args[1] == "jobmanager" {
-			pid, _ := strconv.Atoi(filepath.Base(filepath.Dir(p)))
-			if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
-				t.Fatalf("killing the AM of %s (pid %d): %v", app, pid, err)
+	prefix := "container_" + strings.TrimPrefix(app, "application_") + "_01_"
+	for _, p := range testkit.Processes() {
+		if c, _ := p.Env("CONTAINER_ID"); p.Role() == "jobmanager" && strings.HasPrefix(c, prefix) {
+			if err := syscall.Kill(p.PID, syscall.SIGKILL); err != nil {
+				t.Fatalf("killing the AM of %s (pid %d): %v", app, p.PID, err)
 			}
 			return
 		}

@@ -12,8 +12,6 @@ import (
 	"os/user"
 	"path/filepath"
 	"regexp"
-	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -397,30 +395,17 @@ func findTaskManager(app, id string) (int, []string) {
 	// container_<cluster timestamp>_<application sequence>_<attempt>_<n>, possibly with an
 	// epoch (container_e17_...) in front.
 	appPart := "_" + strings.TrimPrefix(app, "application_") + "_"
-	procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
 	var tms []string
-	for _, p := range procs {
-		b, err := os.ReadFile(p)
-		if err != nil {
+	for _, p := range testkit.Processes() {
+		if p.Role() != "taskmanager" {
 			continue
 		}
-		args := strings.Split(string(b), "\x00")
-		if len(args) < 2 || args[1] != "taskmanager" {
+		tms = append(tms, strings.Join(p.Args, " "))
+		if v, ok := p.Flag("--resource-id"); !ok || v != id {
 			continue
 		}
-		tms = append(tms, strings.Join(args, " "))
-		if i := slices.Index(args, "--resource-id"); i < 0 || i+1 >= len(args) || args[i+1] != id {
-			continue
-		}
-		env, err := os.ReadFile(filepath.Join(filepath.Dir(p), "environ"))
-		if err != nil {
-			continue
-		}
-		for _, kv := range strings.Split(string(env), "\x00") {
-			if c, ok := strings.CutPrefix(kv, "CONTAINER_ID="); ok && strings.Contains(c, appPart) {
-				pid, _ := strconv.Atoi(filepath.Base(filepath.Dir(p)))
-				return pid, nil
-			}
+		if c, _ := p.Env("CONTAINER_ID"); strings.Contains(c, appPart) {
+			return p.PID, nil
 		}
 	}
 	return 0, tms
