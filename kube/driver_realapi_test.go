@@ -74,6 +74,53 @@ func (c *realCluster) driver(t *testing.T, clusterID string) *Driver {
 	return d
 }
 
+// startDriver is driver started with the events ev (nil: none recorded) and the blocked
+// nodes blocked (nil: none).
+func (c *realCluster) startDriver(t *testing.T, clusterID string, ev *events, blocked drivers.BlockedNodes) *Driver {
+	t.Helper()
+	if ev == nil {
+		ev = newEvents()
+	}
+	d := c.driver(t, clusterID)
+	if _, err := d.Start(ctxT(t), ev.handler(), blocked); err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+// request asks d for n TaskManagers of one slot and returns their ids.
+func request(t *testing.T, d *Driver, n int) []core.TaskManagerID {
+	t.Helper()
+	ids := make([]core.TaskManagerID, 0, n)
+	for range n {
+		id, err := d.RequestWorker(ctxT(t), drivers.WorkerSpec{Slots: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, id)
+	}
+	return ids
+}
+
+// kill SIGKILLs the TaskManager process of pod id, as a crash would.
+func (c *realCluster) kill(t *testing.T, id core.TaskManagerID) {
+	t.Helper()
+	if err := c.env.KillContainer(c.ns, string(id)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// waitPodGone waits until pod id is no longer in the API server; what says why it goes.
+func (c *realCluster) waitPodGone(t *testing.T, id core.TaskManagerID, what string) {
+	t.Helper()
+	testkit.WaitFor(t, what, func() (bool, error) {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		_, err := c.cs.CoreV1().Pods(c.ns).Get(ctx, string(id), metav1.GetOptions{})
+		return apierrors.IsNotFound(err), err
+	})
+}
+
 // events records what a driver reports.
 type events struct {
 	mu     sync.Mutex
@@ -149,15 +196,8 @@ func blockedSet(nodes ...string) drivers.BlockedNodes {
 
 func TestRealAPIPodShapeOwnerAndLabels(t *testing.T) {
 	c := newRealCluster(t)
-	ctx := ctxT(t)
-	d := c.driver(t, "shape")
-	if _, err := d.Start(ctx, newEvents().handler(), nil); err != nil {
-		t.Fatal(err)
-	}
-	id, err := d.RequestWorker(ctx, drivers.WorkerSpec{Slots: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
+	d := c.startDriver(t, "shape", nil, nil)
+	id := request(t, d, 1)[0]
 	if id != "shape-taskmanager-1-1" {
 		t.Fatalf("first pod %s, want shape-taskmanager-1-1", id)
 	}
@@ -195,25 +235,13 @@ func contains(list []string, s string) bool {
 // carries the NotIn term naming them and the real scheduler places it on the third.
 func TestRealAPIBlockedNodesKeptOutByScheduler(t *testing.T) {
 	c := newRealCluster(t)
-	ctx := ctxT(t)
 	if len(c.env.Nodes) < 3 {
 		t.Fatalf("the harness has %d nodes, the test needs 3", len(c.env.Nodes))
 	}
 	blocked := c.env.Nodes[:2]
 	free := c.env.Nodes[2]
-	d := c.driver(t, "blocked")
-	if _, err := d.Start(ctx, newEvents().handler(), blockedSet(blocked...)); err != nil {
-		t.Fatal(err)
-	}
-	var ids []core.TaskManagerID
-	for range 3 {
-		id, err := d.RequestWorker(ctx, drivers.WorkerSpec{Slots: 1})
-		if err != nil {
-			t.Fatal(err)
-		}
-		ids = append(ids, id)
-	}
-	for _, id := range ids {
+	d := c.startDriver(t, "blocked", nil, blockedSet(blocked...))
+	for _, id := range request(t, d, 3) {
 		if node := c.waitRegistered(t, d, id); string(node) != free {
 			t.Errorf("%s placed on %s, want %s (blocked: %v)", id, node, free, blocked)
 		}
@@ -229,15 +257,8 @@ func TestRealAPIBlockedNodesKeptOutByScheduler(t *testing.T) {
 // driver reports that reason and message as the pending worker's.
 func TestRealAPIAllNodesBlockedUnschedulable(t *testing.T) {
 	c := newRealCluster(t)
-	ctx := ctxT(t)
-	d := c.driver(t, "noroom")
-	if _, err := d.Start(ctx, newEvents().handler(), blockedSet(c.env.Nodes...)); err != nil {
-		t.Fatal(err)
-	}
-	id, err := d.RequestWorker(ctx, drivers.WorkerSpec{Slots: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
+	d := c.startDriver(t, "noroom", nil, blockedSet(c.env.Nodes...))
+	id := request(t, d, 1)[0]
 	var pw []drivers.PendingWorker
 	testkit.WaitFor(t, "the pod reported unschedulable", func() (bool, error) {
 		pw = d.PendingWorkers()
@@ -263,28 +284,16 @@ func TestRealAPIAllNodesBlockedUnschedulable(t *testing.T) {
 // deletes the pod.
 func TestRealAPIKilledContainerIsLost(t *testing.T) {
 	c := newRealCluster(t)
-	ctx := ctxT(t)
 	ev := newEvents()
-	d := c.driver(t, "crash")
-	if _, err := d.Start(ctx, ev.handler(), nil); err != nil {
-		t.Fatal(err)
-	}
-	id, err := d.RequestWorker(ctx, drivers.WorkerSpec{Slots: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
+	d := c.startDriver(t, "crash", ev, nil)
+	id := request(t, d, 1)[0]
 	c.waitRegistered(t, d, id)
-	if err := c.env.KillContainer(c.ns, string(id)); err != nil {
-		t.Fatal(err)
-	}
+	c.kill(t, id)
 	reason := ev.waitLost(t, id)
 	if !strings.Contains(reason, "exited with code 137") {
 		t.Errorf("lost reason %q, want the exit code 137", reason)
 	}
-	testkit.WaitFor(t, "the failed pod deleted", func() (bool, error) {
-		_, err := c.cs.CoreV1().Pods(c.ns).Get(ctx, string(id), metav1.GetOptions{})
-		return apierrors.IsNotFound(err), err
-	})
+	c.waitPodGone(t, id, "the failed pod deleted")
 }
 
 // TestRealAPIExternalDeleteIsLost: someone deletes a TaskManager pod (kubectl delete, a
@@ -293,14 +302,8 @@ func TestRealAPIExternalDeleteIsLost(t *testing.T) {
 	c := newRealCluster(t)
 	ctx := ctxT(t)
 	ev := newEvents()
-	d := c.driver(t, "extdel")
-	if _, err := d.Start(ctx, ev.handler(), nil); err != nil {
-		t.Fatal(err)
-	}
-	id, err := d.RequestWorker(ctx, drivers.WorkerSpec{Slots: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
+	d := c.startDriver(t, "extdel", ev, nil)
+	id := request(t, d, 1)[0]
 	c.waitRegistered(t, d, id)
 	pid, err := c.env.ContainerPID(c.ns, string(id), "")
 	if err != nil {
@@ -312,10 +315,7 @@ func TestRealAPIExternalDeleteIsLost(t *testing.T) {
 	if reason := ev.waitLost(t, id); !strings.Contains(reason, "deleted") {
 		t.Errorf("lost reason %q, want it to say deleted", reason)
 	}
-	testkit.WaitFor(t, "the pod removed by the kubelet", func() (bool, error) {
-		_, err := c.cs.CoreV1().Pods(c.ns).Get(ctx, string(id), metav1.GetOptions{})
-		return apierrors.IsNotFound(err), err
-	})
+	c.waitPodGone(t, id, "the pod removed by the kubelet")
 	testkit.WaitFor(t, "the TaskManager process gone", func() (bool, error) {
 		_, err := os.Stat(fmt.Sprintf("/proc/%d", pid))
 		return os.IsNotExist(err), err
@@ -328,24 +328,15 @@ func TestRealAPIOwnerDeletedTakesPods(t *testing.T) {
 	c := newRealCluster(t)
 	ctx := ctxT(t)
 	ev := newEvents()
-	d := c.driver(t, "owned")
-	if _, err := d.Start(ctx, ev.handler(), nil); err != nil {
-		t.Fatal(err)
-	}
-	id, err := d.RequestWorker(ctx, drivers.WorkerSpec{Slots: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
+	d := c.startDriver(t, "owned", ev, nil)
+	id := request(t, d, 1)[0]
 	c.waitRegistered(t, d, id)
 	bg := metav1.DeletePropagationBackground
 	if err := c.cs.CoreV1().ConfigMaps(c.ns).Delete(ctx, c.owner.Name, metav1.DeleteOptions{PropagationPolicy: &bg}); err != nil {
 		t.Fatal(err)
 	}
 	ev.waitLost(t, id)
-	testkit.WaitFor(t, "the owned pod removed", func() (bool, error) {
-		_, err := c.cs.CoreV1().Pods(c.ns).Get(ctx, string(id), metav1.GetOptions{})
-		return apierrors.IsNotFound(err), err
-	})
+	c.waitPodGone(t, id, "the owned pod removed")
 }
 
 // TestRealAPISecondDriverAdoptsRunningPods: an AM restart. Driver #2 with the same cluster
@@ -354,20 +345,10 @@ func TestRealAPIOwnerDeletedTakesPods(t *testing.T) {
 func TestRealAPISecondDriverAdoptsRunningPods(t *testing.T) {
 	c := newRealCluster(t)
 	ctx := ctxT(t)
-	d1 := c.driver(t, "adopt")
-	if _, err := d1.Start(ctx, newEvents().handler(), nil); err != nil {
-		t.Fatal(err)
-	}
+	d1 := c.startDriver(t, "adopt", nil, nil)
 	pids := map[core.TaskManagerID]int{}
 	nodes := map[core.TaskManagerID]core.NodeID{}
-	var ids []core.TaskManagerID
-	for range 3 {
-		id, err := d1.RequestWorker(ctx, drivers.WorkerSpec{Slots: 1})
-		if err != nil {
-			t.Fatal(err)
-		}
-		ids = append(ids, id)
-	}
+	ids := request(t, d1, 3)
 	for _, id := range ids {
 		nodes[id] = c.waitRegistered(t, d1, id)
 		pid, err := c.env.ContainerPID(c.ns, string(id), "")
@@ -381,9 +362,7 @@ func TestRealAPISecondDriverAdoptsRunningPods(t *testing.T) {
 	}
 	// One TaskManager dies while no AM watches.
 	dead := ids[2]
-	if err := c.env.KillContainer(c.ns, string(dead)); err != nil {
-		t.Fatal(err)
-	}
+	c.kill(t, dead)
 	testkit.WaitFor(t, "the killed pod Failed", func() (bool, error) {
 		p, err := c.cs.CoreV1().Pods(c.ns).Get(ctx, string(dead), metav1.GetOptions{})
 		return err == nil && p.Status.Phase == corev1.PodFailed, err
@@ -412,28 +391,18 @@ func TestRealAPISecondDriverAdoptsRunningPods(t *testing.T) {
 			t.Errorf("the adopted %s registering: %v", id, err)
 		}
 	}
-	testkit.WaitFor(t, "the failed pod of the previous attempt deleted", func() (bool, error) {
-		_, err := c.cs.CoreV1().Pods(c.ns).Get(ctx, string(dead), metav1.GetOptions{})
-		return apierrors.IsNotFound(err), err
-	})
+	c.waitPodGone(t, dead, "the failed pod of the previous attempt deleted")
 	// The adopted pods serve driver #2's first requests (as the YARN driver's adopted
 	// containers do): no pod is created for them.
 	served := map[core.TaskManagerID]bool{}
-	for range want {
-		id, err := d2.RequestWorker(ctx, drivers.WorkerSpec{Slots: 1})
-		if err != nil {
-			t.Fatal(err)
-		}
+	for _, id := range request(t, d2, len(want)) {
 		if _, adopted := want[id]; !adopted || served[id] {
 			t.Errorf("driver #2's request served by %s, want one of the adopted pods %v not served yet", id, want)
 		}
 		served[id] = true
 	}
 	// The next request creates a pod named after driver #2's attempt.
-	id, err := d2.RequestWorker(ctx, drivers.WorkerSpec{Slots: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
+	id := request(t, d2, 1)[0]
 	if id != "adopt-taskmanager-2-1" {
 		t.Errorf("driver #2's first new pod %s, want adopt-taskmanager-2-1", id)
 	}
