@@ -83,6 +83,19 @@ func waitExact(t testing.TB, c *standalone.LocalCluster, timeout time.Duration, 
 	testkit.CheckExactOutput(t, out, args)
 }
 
+// cancelJob cancels job id with `tide cancel --wait` and waits for the cluster's AM to exit.
+func cancelJob(t testing.TB, c *standalone.LocalCluster, id string) {
+	t.Helper()
+	if cli, err := tideCmd(t, tideBin, 2*time.Minute, "cancel", id, "--wait", "60s", "-m", c.RESTAddress()); err != nil {
+		t.Fatalf("tide cancel: %v\n%s", err, cli)
+	}
+	select {
+	case <-c.AMDone():
+	case <-time.After(2 * time.Minute):
+		t.Fatal("the cancelled job's AM did not exit")
+	}
+}
+
 // tideCmd runs the binary to completion and returns its combined output and exit error.
 func tideCmd(t testing.TB, bin string, timeout time.Duration, args ...string) (string, error) {
 	t.Helper()

@@ -49,23 +49,9 @@ func TestJobEndDeletesLocalStateAndCheckpoints(t *testing.T) {
 				return true, nil
 			})
 			if c.cancel {
-				if cli, err := tideCmd(t, tideBin, 2*time.Minute, "cancel", id, "--wait", "60s", "-m", cl.RESTAddress()); err != nil {
-					t.Fatalf("tide cancel: %v\n%s", err, cli)
-				}
-			}
-			select {
-			case <-cl.AMDone():
-			case <-time.After(3 * time.Minute):
-				t.Fatal("the job did not end")
-			}
-			if c.cancel {
-				// The job was cancelled, so no output to compare; the AM exits with the status.
-				t.Logf("AM exited: %v", cl.AMErr())
+				cancelJob(t, cl, id)
 			} else {
-				if err := cl.AMErr(); err != nil {
-					t.Fatalf("AM exited with %v", err)
-				}
-				testkit.CheckExactOutput(t, out, args)
+				waitExact(t, cl, 3*time.Minute, out, args)
 			}
 			if _, err := os.Stat(filepath.Join(ckpt, id)); !errors.Is(err, os.ErrNotExist) {
 				left, _ := filepath.Glob(filepath.Join(ckpt, id, "*"))

@@ -59,14 +59,7 @@ func TestSavepointUnderPathWithSpaces(t *testing.T) {
 	if want := (&url.URL{Scheme: "file", Path: rawPath}).String(); location != want {
 		t.Fatalf("tide savepoint printed %s, want the URI %s", location, want)
 	}
-	if cli, err := tideCmd(t, tideBin, 2*time.Minute, "cancel", id, "--wait", "60s", "-m", first.RESTAddress()); err != nil {
-		t.Fatalf("tide cancel: %v\n%s", err, cli)
-	}
-	select {
-	case <-first.AMDone():
-	case <-time.After(2 * time.Minute):
-		t.Fatal("the cancelled job's AM did not exit")
-	}
+	cancelJob(t, first, id)
 
 	// The literal path: the AM accepts it and starts from the savepoint (no TaskManagers:
 	// it only has to get that far).

@@ -37,14 +37,7 @@ func TestStartFromSavepoint(t *testing.T) {
 	if !strings.Contains(cli, location) {
 		t.Errorf("tide savepoint does not print the location %s:\n%s", location, cli)
 	}
-	if cli, err := tideCmd(t, tideBin, 2*time.Minute, "cancel", id, "--wait", "60s", "-m", first.RESTAddress()); err != nil {
-		t.Fatalf("tide cancel: %v\n%s", err, cli)
-	}
-	select {
-	case <-first.AMDone():
-	case <-time.After(2 * time.Minute):
-		t.Fatal("the cancelled job's AM did not exit")
-	}
+	cancelJob(t, first, id)
 	// The job emits its counts when its input ends: nothing is committed yet, so all of
 	// the output must come from the restored job, each key's count exactly once.
 	if got, err := examples.ReadCommittedOutput(out); err != nil || len(got) != 0 {
