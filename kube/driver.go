@@ -350,6 +350,13 @@ func (d *Driver) Admit(ctx context.Context, w drivers.Worker) error {
 	}
 	defer d.mu.Unlock()
 	if !ok {
+		if gone := d.podGone(w.ID); gone != "" {
+			// A TaskManager whose pod was reported lost (deleted, evicted, failed) that
+			// registers again during its grace period: admitting it would count a worker
+			// that is about to stop, and the replacement already asked for would be one too many.
+			d.log.Info("refusing a TaskManager whose pod is gone", "taskmanager", w.ID, "node", w.Node, "pod", gone)
+			return fmt.Errorf("admit TaskManager %s: its pod is %s: %w", w.ID, gone, drivers.ErrUnknownWorker)
+		}
 		d.log.Info("admitting a TaskManager the driver did not start", "taskmanager", w.ID, "node", w.Node)
 		d.workers[w.ID] = &worker{id: w.ID, phase: phaseUnmanaged, node: w.Node}
 		return nil
@@ -365,6 +372,27 @@ func (d *Driver) Admit(ctx context.Context, w drivers.Worker) error {
 	}
 	wk.node, wk.phase = w.Node, phaseRegistered
 	return nil
+}
+
+// podGone says why a TaskManager id that names one of the cluster's pods has no pod to run
+// in ("" when it is no such name or its pod runs): it was deleted, is being deleted, or ended.
+// d.mu is held.
+func (d *Driver) podGone(id core.TaskManagerID) string {
+	if _, _, err := ParsePodName(d.cfg.Pod.ClusterID, string(id)); err != nil || d.pods == nil {
+		return ""
+	}
+	p, err := d.pods.Get(string(id))
+	switch {
+	case apierrors.IsNotFound(err):
+		return "deleted"
+	case err != nil:
+		return ""
+	case deleting(p):
+		return "being deleted"
+	case terminated(p):
+		return "terminated (" + diagnostics(p) + ")"
+	}
+	return ""
 }
 
 // ReleaseWorker deletes the worker's pod; OnWorkerTerminated follows from the watch.

@@ -365,6 +365,10 @@ func TestLostPodsReportedAtOnce(t *testing.T) {
 			if err := d.ReleaseWorker(ctx, id); !errors.Is(err, drivers.ErrUnknownWorker) {
 				t.Fatalf("ReleaseWorker of a lost worker = %v, want ErrUnknownWorker", err)
 			}
+			// Its TaskManager, still up for its grace period, registers again: refused.
+			if err := d.Admit(ctx, drivers.Worker{ID: id, Node: "node-1"}); !errors.Is(err, drivers.ErrUnknownWorker) {
+				t.Fatalf("Admit of a lost pod's TaskManager = %v, want ErrUnknownWorker", err)
+			}
 		})
 	}
 }
