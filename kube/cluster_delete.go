@@ -16,7 +16,8 @@ import (
 // no garbage collector follows the ownerReferences: the Deployment first (nothing makes AM
 // pods after it), its ReplicaSets, the Service, the Secret, the ConfigMaps, the TaskManager
 // pods, the AM pods (self, the caller's own pod when the AM cleans up after its job, last of
-// them), then the RoleBinding, Role and ServiceAccount (the AM needs them until then).
+// them), then the RoleBinding, Role and ServiceAccount (the AM needs them until then; the AM
+// itself deletes only the account, see below).
 // Objects that do not carry the cluster's labels are left alone (a service account the user
 // named). It returns what it deleted, "Kind/name" each; objects already gone are no error.
 func DeleteCluster(ctx context.Context, cs kubernetes.Interface, ns, clusterID, self string) ([]string, error) {
@@ -121,21 +122,29 @@ func DeleteCluster(ctx context.Context, cs kubernetes.Interface, ns, clusterID, 
 		}
 	}
 
+	// The AM removing its own cluster deletes only the ServiceAccount, last, and in the
+	// background: deleting the RoleBinding or the Role would take its rights to delete the
+	// rest, and the account owns both, so the garbage collector takes them after it.
 	role := RoleName(clusterID)
-	del("RoleBinding", role, func() (map[string]string, error) {
-		o, err := rbac.RoleBindings(ns).Get(ctx, role, metav1.GetOptions{})
-		if err != nil {
-			return nil, err
-		}
-		return o.Labels, nil
-	}, func() error { return rbac.RoleBindings(ns).Delete(ctx, role, opts) })
-	del("Role", role, func() (map[string]string, error) {
-		o, err := rbac.Roles(ns).Get(ctx, role, metav1.GetOptions{})
-		if err != nil {
-			return nil, err
-		}
-		return o.Labels, nil
-	}, func() error { return rbac.Roles(ns).Delete(ctx, role, opts) })
+	if self != "" {
+		background := metav1.DeletePropagationBackground
+		opts = metav1.DeleteOptions{PropagationPolicy: &background}
+	} else {
+		del("RoleBinding", role, func() (map[string]string, error) {
+			o, err := rbac.RoleBindings(ns).Get(ctx, role, metav1.GetOptions{})
+			if err != nil {
+				return nil, err
+			}
+			return o.Labels, nil
+		}, func() error { return rbac.RoleBindings(ns).Delete(ctx, role, opts) })
+		del("Role", role, func() (map[string]string, error) {
+			o, err := rbac.Roles(ns).Get(ctx, role, metav1.GetOptions{})
+			if err != nil {
+				return nil, err
+			}
+			return o.Labels, nil
+		}, func() error { return rbac.Roles(ns).Delete(ctx, role, opts) })
+	}
 	// tide names the account it makes after the cluster; one the user named has no labels.
 	del("ServiceAccount", clusterID, func() (map[string]string, error) {
 		o, err := core.ServiceAccounts(ns).Get(ctx, clusterID, metav1.GetOptions{})

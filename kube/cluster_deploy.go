@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -23,7 +24,8 @@ type Deployed struct {
 
 // Deploy creates the cluster: the AM Deployment with zero replicas, then the objects it
 // mounts and runs with (ServiceAccount, Role and RoleBinding when the spec makes them, the
-// Secret, the ConfigMap, the Service), each owned by the Deployment, then scales the
+// Secret, the ConfigMap, the Service), each owned by the Deployment but the Role and
+// RoleBinding, which the ServiceAccount owns (see DeleteCluster), then scales the
 // Deployment to one replica, so the AM pod never starts before what it mounts exists. When a
 // step fails, what was created is deleted again and the error names the object.
 func Deploy(ctx context.Context, cs kubernetes.Interface, s ClusterSpec) (*Deployed, error) {
@@ -54,17 +56,19 @@ func Deploy(ctx context.Context, cs kubernetes.Interface, s ClusterSpec) (*Deplo
 	}
 	var steps []step
 	if s.CreateRBAC {
+		var sa *corev1.ServiceAccount
 		steps = append(steps,
 			step{"ServiceAccount", s.ServiceAccount, func() error {
-				_, err := cs.CoreV1().ServiceAccounts(ns).Create(ctx, s.ServiceAccountObject(d), metav1.CreateOptions{})
+				var err error
+				sa, err = cs.CoreV1().ServiceAccounts(ns).Create(ctx, s.ServiceAccountObject(d), metav1.CreateOptions{})
 				return err
 			}},
 			step{"Role", RoleName(s.ClusterID), func() error {
-				_, err := cs.RbacV1().Roles(ns).Create(ctx, s.Role(d), metav1.CreateOptions{})
+				_, err := cs.RbacV1().Roles(ns).Create(ctx, s.Role(sa), metav1.CreateOptions{})
 				return err
 			}},
 			step{"RoleBinding", RoleName(s.ClusterID), func() error {
-				_, err := cs.RbacV1().RoleBindings(ns).Create(ctx, s.RoleBinding(d), metav1.CreateOptions{})
+				_, err := cs.RbacV1().RoleBindings(ns).Create(ctx, s.RoleBinding(sa), metav1.CreateOptions{})
 				return err
 			}})
 	}

@@ -223,19 +223,28 @@ func AMRules() []rbacv1.PolicyRule {
 	}
 }
 
-// Role grants AMRules in the namespace.
-func (s ClusterSpec) Role(owner *appsv1.Deployment) *rbacv1.Role {
+// saOwnerRef points at the service account tide made for the cluster.
+func saOwnerRef(sa *corev1.ServiceAccount) metav1.OwnerReference {
+	yes := true
+	return metav1.OwnerReference{APIVersion: "v1", Kind: "ServiceAccount", Name: sa.Name, UID: sa.UID, BlockOwnerDeletion: &yes}
+}
+
+// Role grants AMRules in the namespace. The service account owns it (itself owned by the
+// Deployment): an AM that removes its cluster deletes the account last, and the garbage
+// collector takes the Role and RoleBinding after it (deleting either itself would take the
+// AM's rights to delete the rest).
+func (s ClusterSpec) Role(owner *corev1.ServiceAccount) *rbacv1.Role {
 	r := &rbacv1.Role{ObjectMeta: s.meta(RoleName(s.ClusterID)), Rules: AMRules()}
-	r.OwnerReferences = []metav1.OwnerReference{ownerRef(owner)}
+	r.OwnerReferences = []metav1.OwnerReference{saOwnerRef(owner)}
 	return r
 }
 
-// RoleBinding gives the Role to the service account.
-func (s ClusterSpec) RoleBinding(owner *appsv1.Deployment) *rbacv1.RoleBinding {
+// RoleBinding gives the Role to the service account, which owns it (see Role).
+func (s ClusterSpec) RoleBinding(owner *corev1.ServiceAccount) *rbacv1.RoleBinding {
 	rb := &rbacv1.RoleBinding{ObjectMeta: s.meta(RoleName(s.ClusterID)),
 		RoleRef:  rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "Role", Name: RoleName(s.ClusterID)},
 		Subjects: []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: s.ServiceAccount, Namespace: s.Namespace}},
 	}
-	rb.OwnerReferences = []metav1.OwnerReference{ownerRef(owner)}
+	rb.OwnerReferences = []metav1.OwnerReference{saOwnerRef(owner)}
 	return rb
 }

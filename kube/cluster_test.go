@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -84,10 +85,20 @@ func TestClusterManifests(t *testing.T) {
 	if svc.Spec.Type != corev1.ServiceTypeClusterIP || len(svc.Spec.Ports) != 2 || svc.Spec.Selector[LabelComponent] != ComponentJobManager {
 		t.Errorf("service %+v", svc.Spec)
 	}
-	for _, o := range []metav1.Object{cm, s.Secret(d), svc, s.Role(d), s.RoleBinding(d), s.ServiceAccountObject(d)} {
+	sa := s.ServiceAccountObject(d)
+	for _, o := range []metav1.Object{cm, s.Secret(d), svc, s.Role(sa), s.RoleBinding(sa), sa} {
+		// The Role and RoleBinding hang off the account (the AM deletes it last, the
+		// garbage collector takes them after it); everything else off the Deployment.
+		wantKind, wantName := "Deployment", "tide-count"
+		if _, ok := o.(*rbacv1.Role); ok {
+			wantKind = "ServiceAccount"
+		}
+		if _, ok := o.(*rbacv1.RoleBinding); ok {
+			wantKind = "ServiceAccount"
+		}
 		refs := o.GetOwnerReferences()
-		if len(refs) != 1 || refs[0].Kind != "Deployment" || refs[0].Name != "tide-count" {
-			t.Errorf("%s: owner references %+v, want the Deployment", o.GetName(), refs)
+		if len(refs) != 1 || refs[0].Kind != wantKind || refs[0].Name != wantName {
+			t.Errorf("%s: owner references %+v, want the %s %s", o.GetName(), refs, wantKind, wantName)
 		}
 		if !ownedByCluster(o.GetLabels(), "tide-count") {
 			t.Errorf("%s: labels %v", o.GetName(), o.GetLabels())
@@ -160,9 +171,18 @@ func TestDeployAndDelete(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if i, j := slices.Index(deleted, "Pod/tide-count-abc"), slices.Index(deleted, "RoleBinding/tide-count-am"); i < 0 || j < i ||
-		slices.Index(deleted, "Pod/tide-count-taskmanager-1-1") > i {
-		t.Errorf("deleted %v: want TaskManager pods, then the AM's own pod, then the RBAC", deleted)
+	// The AM deletes its own pod after the TaskManagers', then the ServiceAccount, last; the
+	// Role and RoleBinding it owns are the garbage collector's (the fake runs none).
+	if i, j := slices.Index(deleted, "Pod/tide-count-abc"), slices.Index(deleted, "ServiceAccount/tide-count"); i < 0 || j != len(deleted)-1 ||
+		slices.Index(deleted, "Pod/tide-count-taskmanager-1-1") > i || slices.Contains(deleted, "Role/tide-count-am") {
+		t.Errorf("deleted %v: want TaskManager pods, then the AM's own pod, then the ServiceAccount only", deleted)
+	}
+	if left, err := Leftovers(ctx, cs, "ns1", "tide-count"); err != nil || !slices.Equal(left, []string{"Role/tide-count-am", "RoleBinding/tide-count-am"}) {
+		t.Errorf("after the AM's delete: %v %v, want the Role and RoleBinding for the garbage collector", left, err)
+	}
+	// A client (tide cancel) deletes them itself.
+	if again, err := DeleteCluster(ctx, cs, "ns1", "tide-count", ""); err != nil || !slices.Equal(again, []string{"RoleBinding/tide-count-am", "Role/tide-count-am"}) {
+		t.Errorf("client delete after the AM's: %v %v", again, err)
 	}
 	if left, err := Leftovers(ctx, cs, "ns1", "tide-count"); err != nil || len(left) != 0 {
 		t.Errorf("after delete: %v %v", left, err)
