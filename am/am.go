@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"google.golang.org/grpc"
@@ -23,6 +24,9 @@ type AM struct {
 	cfg   Config
 	log   *slog.Logger
 	clock Clock
+	// handOff is set when the AM stopped leaving its subtasks to the next AM (read by the
+	// RPC server, which then turns TaskManagers away without telling them to exit).
+	handOff atomic.Bool
 
 	sched  *core.Scheduler
 	driver drivers.Driver
@@ -226,6 +230,14 @@ func (a *AM) loop(ctx context.Context) Result {
 		case f := <-a.inbox:
 			f()
 		case <-ctx.Done():
+			if a.handingOff() {
+				// No SuspendJob: that would cancel the subtasks the next AM adopts.
+				a.log.Info("AM stopping: the subtasks keep running for the next AM to adopt", "cause", context.Cause(ctx),
+					"adoption_timeout", a.cfg.Options.AdoptTimeout)
+				a.handOff.Store(true)
+				a.terminated, a.final, a.finalCause = true, core.StatusSuspended, "AM stopped; the next AM adopts the running subtasks"
+				break
+			}
 			a.log.Info("AM stopping: suspending the job", "cause", context.Cause(ctx))
 			a.step(core.SuspendJob{Reason: "AM shutting down"})
 			if !a.terminated {
@@ -278,6 +290,12 @@ func (a *AM) shutdown(res Result) {
 	a.log.Info("job terminated", "status", res.Status, "cause", res.Cause)
 	reason := fmt.Sprintf("job %s %s", a.cfg.JobName, res.Status)
 	for _, s := range a.sessions {
+		if a.handOff.Load() {
+			// Only the stream ends: the TaskManager keeps its subtasks and reconnects to
+			// the next AM, as after a crash.
+			s.close(errors.New("AM stopped; the next AM adopts the running subtasks"))
+			continue
+		}
 		msg := disconnectMsg(reason)
 		msg.GetDisconnect().JobEnded = res.Status != core.StatusSuspended // TaskManagers drop the job's local state
 		s.sendAndClose(msg)
@@ -313,6 +331,12 @@ func (a *AM) shutdown(res Result) {
 		a.log.Warn("closing driver failed", "driver", a.driver.Name(), "err", err)
 	}
 	a.ckpt.wait()
+}
+
+// handingOff: the AM leaves its subtasks running for the next AM when it is stopped (see
+// Config.HandOffOnStop).
+func (a *AM) handingOff() bool {
+	return a.cfg.HandOffOnStop && a.cfg.Options.AdoptTimeout > 0
 }
 
 func (a *AM) stopServers() {

@@ -50,6 +50,11 @@ type Config struct {
 
 	// Driver is the resource manager driver; nil means standalone.
 	Driver drivers.Driver
+	// HandOffOnStop: when Run's context ends (SIGTERM), the AM leaves as a crashed one would
+	// when task adoption is on (Options.AdoptTimeout > 0): it cancels no subtask and tells
+	// no TaskManager to go, so the next AM, which the cluster starts (a Kubernetes
+	// Deployment replacing a deleted or evicted AM pod), adopts them still running.
+	HandOffOnStop bool
 	// ExpectedTaskManagers names TaskManagers started together with the AM (tide run
 	// --target local): the first deployment waits for them, bounded by the submission
 	// stabilization timeout, instead of deploying on the first one.

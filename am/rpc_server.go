@@ -73,6 +73,10 @@ func (r *rpcServer) Connect(stream rpc.JobManager_ConnectServer) error {
 
 	highest := reg.GetFailoverHighestCheckpoint()
 	if !a.post(func() { a.ckpt.skipIDs(highest); a.register(ctx, s) }) {
+		if a.handOff.Load() {
+			// Not a rejection: the TaskManager retries and finds the next AM.
+			return status.Error(codes.Unavailable, "the AM is stopping; the next AM adopts the running subtasks")
+		}
 		s.sendAndClose(rejectedMsg("the AM is shutting down"))
 		return status.Error(codes.Unavailable, "the AM is shutting down")
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -43,13 +44,17 @@ func (d *deregisterRecorder) Deregister(_ context.Context, s drivers.FinalStatus
 // recovers the job; a cancelled job deregisters as KILLED.
 func TestShutdownDeregistersOnlyFinalOutcomes(t *testing.T) {
 	for _, tt := range []struct {
-		name   string
-		end    func(a *AM, stop context.CancelFunc)
-		status core.JobStatus
-		want   []drivers.FinalStatus
+		name    string
+		end     func(a *AM, stop context.CancelFunc)
+		handOff bool
+		status  core.JobStatus
+		cause   string
+		want    []drivers.FinalStatus
 	}{
-		{"stopped", func(_ *AM, stop context.CancelFunc) { stop() }, core.StatusSuspended, nil},
-		{"cancelled", func(a *AM, _ context.CancelFunc) { a.post(func() { a.step(core.CancelJob{}) }) }, core.StatusCanceled, []drivers.FinalStatus{drivers.StatusKilled}},
+		{"stopped", func(_ *AM, stop context.CancelFunc) { stop() }, false, core.StatusSuspended, "AM shutting down", nil},
+		// A Kubernetes AM pod deleted: stopped the same way, but leaving the subtasks.
+		{"stopped handing off", func(_ *AM, stop context.CancelFunc) { stop() }, true, core.StatusSuspended, "the next AM adopts the running subtasks", nil},
+		{"cancelled", func(a *AM, _ context.CancelFunc) { a.post(func() { a.step(core.CancelJob{}) }) }, false, core.StatusCanceled, "", []drivers.FinalStatus{drivers.StatusKilled}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			build, _ := stream.Lookup(examples.CheckableCountName)
@@ -66,7 +71,7 @@ func TestShutdownDeregistersOnlyFinalOutcomes(t *testing.T) {
 			drv := &deregisterRecorder{}
 			a, err := New(Config{JobID: testJobID, JobName: examples.CheckableCountName, Job: job,
 				Options: SchedulerOptions(cfg), Conf: cfg.Map(), HeartbeatInterval: time.Second,
-				Logger: testkit.Logger(), RPCListener: rpcLn, RESTListener: restLn, Driver: drv})
+				Logger: testkit.Logger(), RPCListener: rpcLn, RESTListener: restLn, Driver: drv, HandOffOnStop: tt.handOff})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -86,8 +91,8 @@ func TestShutdownDeregistersOnlyFinalOutcomes(t *testing.T) {
 			tt.end(a, stop)
 			select {
 			case res := <-done:
-				if res.Status != tt.status {
-					t.Fatalf("job ended %s, want %s", res.Status, tt.status)
+				if res.Status != tt.status || !strings.Contains(res.Cause, tt.cause) {
+					t.Fatalf("job ended %s (%s), want %s (%s)", res.Status, res.Cause, tt.status, tt.cause)
 				}
 			case <-time.After(30 * time.Second):
 				t.Fatal("the AM did not stop")

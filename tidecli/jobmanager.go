@@ -123,6 +123,7 @@ func runJobManager(c *cli.Context) error {
 		AllowNonRestoredState: c.Bool(allowNonRestoredStateFlag),
 		HeartbeatInterval:     conf.HeartbeatInterval.Get(cfg),
 		Driver:                driver,
+		HandOffOnStop:         kam.handsOff(),
 		ExpectedTaskManagers:  expectedTaskManagers(c.StringSlice("expect-taskmanagers")),
 		Logger:                slog.Default(),
 		RPCListener:           rpcLn,

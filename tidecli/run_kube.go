@@ -102,6 +102,11 @@ func (k *kubeAM) Driver() drivers.Driver {
 	return k.driver
 }
 
+// handsOff: the AM of a submitted cluster leaves its subtasks running when it is stopped
+// (its pod deleted, evicted or drained): the Deployment starts another AM pod, which adopts
+// them (am.Config.HandOffOnStop).
+func (k *kubeAM) handsOff() bool { return k != nil && k.cluster }
+
 // finish runs after the job ended. In a submitted cluster a FINISHED, CANCELED or FAILED job
 // ends the cluster, as Flink's application mode does: the AM publishes how the job ended
 // (an attached tide run prints it) and removes every object of the cluster, its own pod
