@@ -54,6 +54,13 @@ section "records/s of a keyed job (numbers -> keyBy -> a 1000-byte value per key
 go test -run '^$' -bench CheckpointThroughput -benchtime 1x -timeout 60m ./tm/exec/ | tee "$out/ckpt-throughput.txt"
 TIDE_BENCH_CKPT_MIB=1024 go test -run '^$' -bench 'CheckpointThroughput/.*/pebble-incremental' -benchtime 1x -timeout 90m ./tm/exec/ | tee -a "$out/ckpt-throughput.txt"
 
+section "Kubernetes: tide run --target kubernetes-application -> RUNNING, TaskManager pod created -> registered, a pod's process killed -> RUNNING again, next to the bare binary's start (make k8s-up's control plane)"
+if make --no-print-directory k8s-up >/dev/null 2>&1; then
+  TIDE_KUBE_BENCH=1 TIDE_REQUIRE_KUBE=1 go test ./test/e2e -run '^$' -bench '^BenchmarkKube$' -benchtime 1x -timeout 20m | tee "$out/kube.txt"
+else
+  echo "    skipped: make k8s-up did not start the Kubernetes harness"
+fi
+
 if command -v java >/dev/null && command -v mvn >/dev/null; then
   section "HDFS: checkpoint-sized writes and reads, Go client vs Hadoop's Java client vs local disk"
   make --no-print-directory hadoop-up HADOOP_YARN=1 >/dev/null
