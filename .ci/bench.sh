@@ -25,8 +25,8 @@ ratio "$out/core.txt" BenchmarkPlanAndDeploy10k BenchmarkPlanAndDeploy20k
 section "data plane: 100-byte records over loopback TCP and in-process, against a raw TCP io.Copy of the same bytes"
 go test -run '^$' -bench Throughput -benchtime 2000000x ./tm/netplane/ | tee "$out/netplane.txt"
 
-section "operator chain: WordCount's per-record path without the network (tokenize -> encode+hash -> decode -> count -> file sink), and decode -> ProcessKeyed, TumblingWindow or Reduce -> encode; allocs/op and B/op are per word and do not depend on the machine's load"
-go test -run '^$' -bench 'ChainWordCount|ChainKeyedOperators' -benchtime 1000000x -benchmem ./stream/ | tee "$out/chain.txt"
+section "operator chain: WordCount's per-record path without the network (tokenize -> encode+hash -> decode -> count -> file sink), decode -> ProcessKeyed, TumblingWindow or Reduce -> encode, and decode -> print sink; allocs/op and B/op are per word and do not depend on the machine's load"
+go test -run '^$' -bench 'ChainWordCount|ChainKeyedOperators|PrintSink' -benchtime 1000000x -benchmem ./stream/ | tee "$out/chain.txt"
 
 section "task executor: WordCount through a keyBy across two executors (in one process), task metrics on and off; allocs/op and B/op per word"
 # Three runs of on-then-off, so that a change in the machine's load hits both alike.

@@ -16,17 +16,18 @@ import (
 // (Runtime.BufferTimeout: every record, at most that long after a record, or only when the
 // buffer is full), and at every checkpoint, watermark and the end.
 func Print[T any](s DataStream[T], name string, w io.Writer) {
-	Sink(s, name, func() Operator { return &printOp{w: w} })
+	Sink(s, name, func() Operator { return &printOp[T]{w: w} })
 }
 
 // printMu serialises writers that share one io.Writer (several subtasks in one process).
 var printMu sync.Mutex
 
-type printOp struct {
+type printOp[T any] struct {
 	BaseOperator
 	w       io.Writer
 	timeout time.Duration
 	prefix  string
+	num     []byte // a number's digits
 
 	mu    sync.Mutex // buf and timer: the buffer timeout flushes from the timer's goroutine
 	buf   *bufio.Writer
@@ -35,7 +36,7 @@ type printOp struct {
 	err   error // of a timed flush, returned by the next call
 }
 
-func (o *printOp) Open(_ context.Context, rt Runtime, _ StateReader) error {
+func (o *printOp[T]) Open(_ context.Context, rt Runtime, _ StateReader) error {
 	if o.w == nil {
 		o.w = os.Stdout
 	}
@@ -45,13 +46,38 @@ func (o *printOp) Open(_ context.Context, rt Runtime, _ StateReader) error {
 	return nil
 }
 
-func (o *printOp) Process(v any, _ int64, _ Collector) error {
+func (o *printOp[T]) link(next Collector) Collector { return linkTyped[T](o, next) }
+
+func (o *printOp[T]) Process(v any, ts int64, out Collector) error {
+	return o.processTyped(v.(T), ts, out)
+}
+
+// processTyped writes "<prefix><v>\n" as fmt's %v does; strings and numbers without fmt
+// (which would box them).
+func (o *printOp[T]) processTyped(v T, _ int64, _ Collector) error {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if o.err != nil {
 		return o.err
 	}
-	if _, err := fmt.Fprintf(o.buf, "%s%v\n", o.prefix, v); err != nil {
+	o.buf.WriteString(o.prefix)
+	switch x := any(v).(type) {
+	case string:
+		o.buf.WriteString(x)
+	case int64:
+		o.num = strconv.AppendInt(o.num[:0], x, 10)
+		o.buf.Write(o.num)
+	case int:
+		o.num = strconv.AppendInt(o.num[:0], int64(x), 10)
+		o.buf.Write(o.num)
+	case float64:
+		o.num = strconv.AppendFloat(o.num[:0], x, 'g', -1, 64)
+		o.buf.Write(o.num)
+	default:
+		// v, not x: x escaping into fmt would make every case above box v too.
+		fmt.Fprint(o.buf, v)
+	}
+	if err := o.buf.WriteByte('\n'); err != nil {
 		return fmt.Errorf("print sink: %w", err)
 	}
 	switch {
@@ -70,7 +96,7 @@ func (o *printOp) Process(v any, _ int64, _ Collector) error {
 
 // SetBufferTimeout follows a reloaded execution.buffer-timeout: what is buffered now leaves at
 // once with 0, waits for the buffer to fill with -1, and leaves at most d from now otherwise.
-func (o *printOp) SetBufferTimeout(d time.Duration) error {
+func (o *printOp[T]) SetBufferTimeout(d time.Duration) error {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	o.timeout = d
@@ -101,7 +127,7 @@ func (o *printOp) SetBufferTimeout(d time.Duration) error {
 	return nil
 }
 
-func (o *printOp) timedFlush() {
+func (o *printOp[T]) timedFlush() {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	o.armed = false
@@ -110,14 +136,14 @@ func (o *printOp) timedFlush() {
 	}
 }
 
-func (o *printOp) flushLocked() error {
+func (o *printOp[T]) flushLocked() error {
 	if err := o.buf.Flush(); err != nil {
 		return fmt.Errorf("print sink: %w", err)
 	}
 	return nil
 }
 
-func (o *printOp) flush() error {
+func (o *printOp[T]) flush() error {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if o.err != nil {
@@ -126,13 +152,13 @@ func (o *printOp) flush() error {
 	return o.flushLocked()
 }
 
-func (o *printOp) Snapshot(int64, StateWriter) error { return o.flush() }
+func (o *printOp[T]) Snapshot(int64, StateWriter) error { return o.flush() }
 
-func (o *printOp) EndInput(context.Context, Collector) error { return o.flush() }
+func (o *printOp[T]) EndInput(context.Context, Collector) error { return o.flush() }
 
-func (o *printOp) Watermark(int64, Collector) error { return o.flush() }
+func (o *printOp[T]) Watermark(int64, Collector) error { return o.flush() }
 
-func (o *printOp) Close() error {
+func (o *printOp[T]) Close() error {
 	if o.buf == nil {
 		return nil
 	}

@@ -3,6 +3,8 @@ package stream_test
 import (
 	"bytes"
 	"context"
+	"fmt"
+	"math"
 	"sync"
 	"testing"
 	"time"
@@ -143,4 +145,109 @@ func TestPrintSetBufferTimeout(t *testing.T) {
 		}
 		time.Sleep(time.Millisecond)
 	}
+}
+
+type printPoint struct {
+	X, Y int
+}
+
+func (p printPoint) String() string { return fmt.Sprintf("(%d,%d)", p.X, p.Y) }
+
+// printedAs runs one record of type T through a print sink and returns what it wrote.
+func printedAs[T any](t *testing.T, v T) string {
+	t.Helper()
+	w := &syncBuffer{}
+	job := stream.NewJob("j", 1, 8)
+	src := stream.GeneratorSource(job, "gen", stream.Generator[T]{Partitions: 1, Next: func(int, int64, []byte) (T, int64, []byte) {
+		return v, 0, nil
+	}}, stream.NoWatermarks[T]())
+	stream.Print(stream.Rebalance(src, "spread"), "print", w)
+	ops := vertexOps(t, job, "spread")
+	op := ops[len(ops)-1].Operator
+	rt := runtimeFor("print", 1, 0, 8)
+	if err := op.Open(context.Background(), rt, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := stream.Link(op, &sliceCollector{}).Collect(v, 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := op.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return w.String()
+}
+
+// TestPrintFormatsAsPercentV: the print sink writes strings and numbers without fmt, exactly
+// as fmt's %v does, and everything else through fmt.
+func TestPrintFormatsAsPercentV(t *testing.T) {
+	check := func(got string, v any) {
+		t.Helper()
+		if want := fmt.Sprintf("1> %v\n", v); got != want {
+			t.Errorf("printed %q for %T %v, want %q", got, v, v, want)
+		}
+	}
+	for _, s := range []string{"", "hello", "a b\tc"} {
+		check(printedAs(t, s), s)
+	}
+	for _, n := range []int64{0, -1, 300, math.MaxInt64, math.MinInt64} {
+		check(printedAs(t, n), n)
+	}
+	for _, n := range []int{0, 7, -12345} {
+		check(printedAs(t, n), n)
+	}
+	for _, f := range []float64{0, 1.5, -2.25, 1e6, 123456789, 1e21, 1e-5, 0.1 + 0.2, math.Inf(1), math.NaN()} {
+		check(printedAs(t, f), f)
+	}
+	check(printedAs(t, printPoint{1, 2}), printPoint{1, 2})
+	check(printedAs(t, struct{ A, B int }{3, 4}), struct{ A, B int }{3, 4})
+}
+
+// BenchmarkPrintSink: records (int64) handed unboxed to a print sink writing to a discarding
+// writer with execution.buffer-timeout -1; allocs/op are per record.
+func BenchmarkPrintSink(b *testing.B) {
+	job := stream.NewJob("j", 1, 8)
+	nums := stream.NumberSequenceSource(job, "numbers", stream.NumberSequence{From: 1, To: 10})
+	stream.Print(stream.Rebalance(nums, "spread"), "print", discardWriter{})
+	v := mustVertex(b, job, "spread")
+	ops := v.NewChain()
+	op := ops[len(ops)-1].Operator
+	rt := runtimeFor("print", 1, 0, 8)
+	rt.BufferTimeout = -1
+	if err := op.Open(context.Background(), rt, nil); err != nil {
+		b.Fatal(err)
+	}
+	defer op.Close()
+	batch := v.Inputs[0].NewBatch()
+	head := stream.Link(op, &sliceCollector{})
+	payloads := make([][]byte, 64)
+	for i := range payloads {
+		payloads[i] = stream.Int64Codec{}.Append(nil, int64(1000+i))
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		j, err := batch.Decode(payloads[i%len(payloads)])
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := batch.Emit(j, 0, head); err != nil {
+			b.Fatal(err)
+		}
+		if i%64 == 63 {
+			batch.Reset()
+		}
+	}
+}
+
+type discardWriter struct{}
+
+func (discardWriter) Write(p []byte) (int, error) { return len(p), nil }
+
+func mustVertex(tb testing.TB, job *stream.Job, id string) *stream.Vertex {
+	tb.Helper()
+	v, err := job.Vertex(id)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return v
 }

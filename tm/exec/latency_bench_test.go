@@ -9,6 +9,7 @@ import (
 
 	"github.com/tidestream/tide/core"
 	"github.com/tidestream/tide/stream"
+	"github.com/tidestream/tide/tm/exec"
 	"github.com/tidestream/tide/tm/netplane"
 )
 
@@ -34,7 +35,8 @@ func benchLatency(b *testing.B, timeout time.Duration) {
 	sums := stream.Reduce(stream.KeyBy(src, func(v int64) int64 { return v % 64 }), "sum",
 		func(acc, v int64) int64 { return acc + v })
 	stream.Sink(sums, "latency", func() stream.Operator { return &latencySink{lat: lat} })
-	am := newFakeAMWithPlanes(b, job, 2, netplane.Options{}.WithBufferTimeout(timeout))
+	// The job's setting (what the AM sends), over the data planes' default.
+	am := newFakeAMWithPlanes(b, job, 2, netplane.Options{}, func(c *exec.Config) { c.BufferTimeout = &timeout })
 	b.ResetTimer()
 	am.deploy(2)
 	am.waitFor("the job to finish", func() bool { return am.allInState(core.TaskFinished) })
