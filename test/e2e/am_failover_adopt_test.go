@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tidestream/tide/api"
 	"github.com/tidestream/tide/examples"
 	"github.com/tidestream/tide/internal/testkit"
 	"github.com/tidestream/tide/standalone"
@@ -54,6 +55,13 @@ func TestAMFailoverAdoptsRunningTasksStandalone(t *testing.T) {
 		back := time.Now()
 		if after.Attempt != d.Attempt || after.RestoreFrom != 0 {
 			t.Fatalf("AM %d: attempt %d restored from checkpoint %d; want attempt %d adopted, nothing restored (logs in %s)", n, after.Attempt, after.RestoreFrom, d.Attempt, c.LogDir())
+		}
+		var details api.JobDetails
+		if err := rest(c, "/jobs/"+jid, &details); err != nil {
+			t.Fatal(err)
+		}
+		if lf := details.LastFailover; lf == nil || lf.Outcome != "ADOPTED" || lf.ReportedSubtasks != lf.TotalSubtasks || lf.Attempt != d.Attempt {
+			t.Fatalf("AM %d: GET /jobs/%s lastFailover %+v; want ADOPTED, attempt %d, every subtask reported", n, jid, lf, d.Attempt)
 		}
 		testkit.WaitFor(t, fmt.Sprintf("a checkpoint above %d under AM %d", before, n), func() (bool, error) {
 			return latestCompleted(t, c, jid) > before, nil
