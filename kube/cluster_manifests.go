@@ -34,6 +34,11 @@ type ClusterSpec struct {
 	ExposedType       corev1.ServiceType
 	JobName           string
 	JobArgs           []string
+	// FromSavepoint is where the AM starts the job from (tide run --fromSavepoint) unless
+	// state.checkpoints.dir already holds a checkpoint of the job (an AM that restarts);
+	// AllowNonRestoredState drops the savepoint's state of vertices the job no longer has.
+	FromSavepoint         string
+	AllowNonRestoredState bool
 	// FlinkConf is flink-conf.yaml as the pods get it (no secrets).
 	FlinkConf []byte
 	// InternalSecret and RESTToken go into the Secret, nowhere else.
@@ -86,6 +91,12 @@ func (s ClusterSpec) Deployment(replicas int32) *appsv1.Deployment {
 	lbl := AMLabels(s.ClusterID)
 	args := []string{"jobmanager", "--configDir", s.ConfDir, "--job-classname", s.JobName,
 		"-D" + "rest.auth.token-file=" + SecretDir + "/" + SecretKeyRESTToken}
+	if s.FromSavepoint != "" {
+		args = append(args, "--fromSavepoint", s.FromSavepoint)
+	}
+	if s.AllowNonRestoredState {
+		args = append(args, "--allowNonRestoredState")
+	}
 	if len(s.JobArgs) > 0 {
 		args = append(append(args, "--"), s.JobArgs...)
 	}

@@ -49,6 +49,16 @@ func TestClusterManifests(t *testing.T) {
 	if i := slices.Index(c.Args, "--"); i < 0 || !slices.Equal(c.Args[i+1:], []string{"--records", "100"}) {
 		t.Errorf("job arguments not after --: %v", c.Args)
 	}
+	if slices.Contains(c.Args, "--fromSavepoint") || slices.Contains(c.Args, "--allowNonRestoredState") {
+		t.Errorf("savepoint flags without a savepoint: %v", c.Args)
+	}
+	sp := s
+	sp.FromSavepoint, sp.AllowNonRestoredState = "hdfs:///sp/savepoint-1", true
+	spArgs := sp.Deployment(1).Spec.Template.Spec.Containers[0].Args
+	if i, j := slices.Index(spArgs, "--fromSavepoint"), slices.Index(spArgs, "--"); i < 0 || spArgs[i+1] != "hdfs:///sp/savepoint-1" || i > j ||
+		!slices.Contains(spArgs[:j], "--allowNonRestoredState") {
+		t.Errorf("--fromSavepoint hdfs:///sp/savepoint-1 --allowNonRestoredState not before the job's arguments: %v", spArgs)
+	}
 	for _, m := range c.VolumeMounts {
 		if m.SubPath != "" {
 			t.Errorf("mount %s uses subPath %q: ConfigMap edits would not reach the file", m.Name, m.SubPath)

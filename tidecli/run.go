@@ -41,9 +41,6 @@ given time so the job visibly scales up.
 
 func runRun(c *cli.Context) error {
 	if t := c.String("target"); t == kubeTarget {
-		if c.IsSet(fromSavepointFlag) || c.IsSet(allowNonRestoredStateFlag) {
-			return fmt.Errorf("--%s: not supported with --target %s yet; use --target local or bin/standalone-job.sh", fromSavepointFlag, kubeTarget)
-		}
 		return runKubernetesApplication(c)
 	} else if t == "yarn-per-job" {
 		if c.IsSet(fromSavepointFlag) || c.IsSet(allowNonRestoredStateFlag) {

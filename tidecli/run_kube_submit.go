@@ -42,6 +42,10 @@ func runKubernetesApplication(c *cli.Context) error {
 			return err
 		}
 	}
+	from, err := kubeSavepoint(c)
+	if err != nil {
+		return err
+	}
 	ctx, stop := signal.NotifyContext(c.Context, syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	out := c.App.Writer
@@ -106,6 +110,7 @@ func runKubernetesApplication(c *cli.Context) error {
 		RESTPort: conf.RestPort.Get(cfg), RPCPort: conf.JobManagerRPCPort.Get(cfg),
 		ExposedType: corev1.ServiceType(conf.KubernetesRestServiceExposedType.Get(cfg)),
 		JobName:     name, JobArgs: args, FlinkConf: flinkConf,
+		FromSavepoint: from, AllowNonRestoredState: c.Bool(allowNonRestoredStateFlag),
 		InternalSecret: secret, RESTToken: token, Env: env,
 	}
 	if dir, ok := conf.CheckpointsDir.Lookup(cfg); !ok || dir == "" {
@@ -123,6 +128,24 @@ func runKubernetesApplication(c *cli.Context) error {
 		clusterID, ns, time.Since(t0).Round(time.Millisecond), clusterID, how, strings.Join(dep.Objects, ", "))
 	f := &kubeFollower{cs: kc, ns: ns, clusterID: clusterID, out: out, errOut: c.App.ErrWriter, t0: t0, token: token}
 	return f.follow(ctx, c, stop)
+}
+
+// kubeSavepoint is --fromSavepoint as the AM's pod gets it: an absolute path or a file:// or
+// hdfs:// URI, which the AM reads in its pod (so it must be where every pod reads it, as the
+// checkpoints are). Without it, --allowNonRestoredState has nothing to apply to.
+func kubeSavepoint(c *cli.Context) (string, error) {
+	from := strings.TrimSpace(c.String(fromSavepointFlag))
+	if from == "" {
+		if c.Bool(allowNonRestoredStateFlag) {
+			return "", fmt.Errorf("--%s: expected with --%s only", allowNonRestoredStateFlag, fromSavepointFlag)
+		}
+		return "", nil
+	}
+	if strings.HasPrefix(from, "/") || strings.HasPrefix(from, "file://") || strings.HasPrefix(from, "hdfs://") {
+		return from, nil
+	}
+	return "", fmt.Errorf("--%s %q: expected an absolute path or a file:// or hdfs:// URI that the AM's pod reads (the AM restores from it there, not this machine)",
+		fromSavepointFlag, from)
 }
 
 // newClusterID is tide-<job>-<5 random letters and digits>, within the length limit.

@@ -85,3 +85,23 @@ func TestAMPodProblem(t *testing.T) {
 		}
 	}
 }
+
+// TestKubeRunSavepointArgs: --fromSavepoint must name a place the AM's pod reads, and
+// --allowNonRestoredState needs it; both are refused before any cluster is contacted.
+func TestKubeRunSavepointArgs(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--fromSavepoint", "savepoints/sp-1"}, `--fromSavepoint "savepoints/sp-1": expected an absolute path or a file:// or hdfs:// URI that the AM's pod reads`},
+		{[]string{"--fromSavepoint", "s3://b/sp-1"}, `--fromSavepoint "s3://b/sp-1": expected an absolute path`},
+		{[]string{"--allowNonRestoredState"}, "--allowNonRestoredState: expected with --fromSavepoint only"},
+	} {
+		args := append([]string{"run", "--target", "kubernetes-application", "--job-classname", "CheckableCount",
+			"-Dkubernetes.config.file=/nonexistent/kubeconfig"}, tc.args...)
+		out, code := runTide(t, append(args, "--", "--output", t.TempDir())...)
+		if code != exitError || !strings.Contains(out, tc.want) {
+			t.Errorf("%v: exit %d, want %d and %q; output:\n%s", tc.args, code, exitError, tc.want, out)
+		}
+	}
+}
