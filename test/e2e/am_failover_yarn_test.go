@@ -16,7 +16,8 @@ import (
 
 // YARN: the AM of attempt 1 is SIGKILLed while CheckableCount runs at a steady rate; the
 // TaskManagers of attempt 1 keep their subtasks running and the AM of attempt 2 adopts
-// them: the same job attempt, nothing restored, checkpoints going on, exact output.
+// them: the same job attempt, nothing restored, checkpoints going on, exact output, and
+// records kept reaching the sink while the AM was away (checkFlowedThrough).
 func TestYARNAMFailoverAdoptsRunningTasks(t *testing.T) {
 	env := hadooptest.RequireYARN(t)
 	f, err := os.Open(filepath.Join(env.ConfDir, "yarn-site.xml"))
@@ -31,8 +32,9 @@ func TestYARNAMFailoverAdoptsRunningTasks(t *testing.T) {
 	if n, _ := strconv.Atoi(site["yarn.resourcemanager.am.max-attempts"]); n < 2 {
 		t.Fatalf("the mini-cluster caps AM attempts at %q: no second attempt possible", site["yarn.resourcemanager.am.max-attempts"])
 	}
-	out := t.TempDir()
-	jobArgs := []string{"--records", "160000", "--keys", "7", "--rate", "4000", "--output", out}
+	out, stamps := t.TempDir(), t.TempDir()
+	const records = 160000
+	jobArgs := []string{"--records", strconv.Itoa(records), "--keys", "7", "--rate", "4000", "--output", out, "--timestamps", stamps}
 	r := startYarnRun(t, env, []string{"-Dyarn.application-attempts=2", "-Djobmanager.failover.task-adoption.timeout=60 s"}, jobArgs)
 	jid := r.jobID(t)
 	waitYarnRunning(t, r.track, jid, 2, nil)
@@ -49,9 +51,11 @@ func TestYARNAMFailoverAdoptsRunningTasks(t *testing.T) {
 	}
 	procs := containerProcesses(r.app, 1, "taskmanager")
 	waitContainersReported(t, site, procs)
+	killed := time.Now()
 	killAM(t, r.app)
 	track2 := waitAttempt2(t, env, r.app, r.track)
 	waitYarnRunning(t, track2, jid, 2, nil)
+	back := time.Now()
 	var after testkit.JobDetails
 	if err := testkit.GetJSON(context.Background(), track2+"/jobs/"+jid, &after); err != nil {
 		t.Fatal(err)
@@ -60,6 +64,19 @@ func TestYARNAMFailoverAdoptsRunningTasks(t *testing.T) {
 		t.Fatalf("AM attempt 2 runs job attempt %d restored from checkpoint %d; want attempt %d adopted, nothing restored",
 			after.Attempt, after.RestoreFrom, before.Attempt)
 	}
+	var cs testkit.CheckpointStats
+	if err := testkit.GetJSON(context.Background(), track2+"/jobs/"+jid+"/checkpoints", &cs); err != nil {
+		t.Fatal(err)
+	}
+	prev := cs.Counts.Completed
+	testkit.WaitFor(t, "a checkpoint completed by AM attempt 2", func() (bool, error) {
+		if err := testkit.GetJSON(context.Background(), track2+"/jobs/"+jid+"/checkpoints", &cs); err != nil {
+			return false, err
+		}
+		return cs.Counts.Completed > prev, nil
+	})
+	checkpointed := time.Now()
 	r.wait(t, 4*time.Minute)
 	testkit.CheckExactOutput(t, out, jobArgs)
+	checkFlowedThrough(t, stamps, records, []amAbsent{{killed: killed, back: back, checkpointed: checkpointed}})
 }
