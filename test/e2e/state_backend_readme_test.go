@@ -33,10 +33,7 @@ func TestStateBackendReadmeCommands(t *testing.T) {
 	}
 	base := t.TempDir()
 	local := func(s string) string { return strings.ReplaceAll(s, "/tmp/tide", base) }
-	var settings []string
-	for _, line := range strings.Split(strings.TrimSpace(local(yaml[0])), "\n") {
-		settings = append(settings, line)
-	}
+	settings := strings.Split(strings.TrimSpace(local(yaml[0])), "\n")
 	s := newScripted(t, settings...)
 
 	out := runScript(t, repoRoot(t), s.env(), local(script[0]), 5*time.Minute)

@@ -80,7 +80,6 @@ func BenchmarkWarmupDowntime(b *testing.B) {
 // moveTimes are the downtimes of one cluster's moves (0: not measured in that run).
 type moveTimes struct {
 	up, evac, loss       time.Duration
-	upInfo, evacInfo     string
 	lossInfo             string
 	upBytes, evacBytes   int64
 	upWarmup, evacWarmup time.Duration
