@@ -204,8 +204,15 @@ func TestKubeApplication(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	k.waitTMPods("a third TaskManager pod after the ConfigMap edit", podCount(3))
+	third := k.waitTMPods("a third TaskManager pod after the ConfigMap edit", podCount(3))
 	testkit.WaitRunningAt(t, get, jid, 3)
+	// The node was unblocked before: a pod created since may land there again (its
+	// required node affinity no longer keeps it off).
+	for _, p := range third {
+		if _, ok := before[p.Name]; !ok && slices.Contains(notIn(&p), blocked) {
+			t.Errorf("pod %s, created after %s was unblocked, still keeps off it: %v", p.Name, blocked, notIn(&p))
+		}
+	}
 
 	// The job finishes with the exact answer; the AM removes the cluster.
 	deadline := time.Now().Add(5 * time.Minute)
