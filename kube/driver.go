@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -79,6 +80,9 @@ type Driver struct {
 	// seen are the nodes the driver's pods ran on, kept after the pods go: when the AM may
 	// not list nodes, these are the blocked nodes it can name in the NotIn term.
 	seen map[string]bool
+	// nodeListWarned: the "cannot list nodes" warning was logged once (it would repeat
+	// for every pod created; later ones go to debug).
+	nodeListWarned atomic.Bool
 	// unclaimed are pods adopted from an earlier AM attempt that no request has taken yet:
 	// the core asks for workers without counting them, and they serve its first requests
 	// (as the YARN driver's adopted containers do).
@@ -287,7 +291,11 @@ func (d *Driver) blockedValues(ctx context.Context) []string {
 	set := map[string]bool{}
 	nodes, err := d.cfg.Client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
 	if err != nil {
-		d.log.Warn("cannot list nodes; only nodes TaskManagers ran on are kept out", "err", err)
+		if d.nodeListWarned.CompareAndSwap(false, true) {
+			d.log.Warn("cannot list nodes; only nodes TaskManagers ran on are kept out (logged once)", "err", err)
+		} else {
+			d.log.Debug("cannot list nodes", "err", err)
+		}
 	} else {
 		for _, n := range nodes.Items {
 			if d.blocked(core.NodeID(n.Name)) {
