@@ -17,28 +17,8 @@ import (
 func TestWarmupBeforeScaleUp(t *testing.T) {
 	out := t.TempDir()
 	args := []string{"--records", "400000", "--keys", "5000", "--rate", "40000", "--output", out}
-	c := startCluster(t, clusterOptions{job: examples.CheckableCountName, args: args, ckptDir: t.TempDir(),
-		interval: 200 * time.Millisecond, dynamic: []string{"state.warmup.timeout=1 min"}})
-	c.addTM("tm-a", 1)
-	c.waitRunningAt(t, 1)
-	waitCheckpoint(t, c)
-	c.addTM("tm-b", 1)
-	c.waitRunningAt(t, 2)
-
-	var r api.Rescale
-	testkit.WaitFor(t, "the scale-up's rescale with its warm-up and switch downtime", func() (bool, error) {
-		var rs api.Rescales
-		if err := c.getJSON("/jobs/"+jobID+"/rescales", &rs); err != nil {
-			return false, err
-		}
-		for _, x := range rs.Rescales {
-			if x.Trigger == string(core.TriggerNewResourceAvailable) && x.Outcome == string(core.RescaleCompleted) {
-				r = x
-				return x.SwitchDowntime >= 0, nil
-			}
-		}
-		return false, nil
-	})
+	c, r := scaleUpOneToTwo(t, args, []string{"state.warmup.timeout=1 min"}, "the scale-up's rescale with its warm-up and switch downtime",
+		func(x api.Rescale) bool { return x.SwitchDowntime >= 0 })
 	if r.Warmup == nil || r.Warmup.Planned == 0 || r.Warmup.Ready != r.Warmup.Planned || r.Warmup.TimedOut {
 		t.Fatalf("rescale %+v: want a warm-up whose copies all caught up", r)
 	}
@@ -66,28 +46,8 @@ func waitCheckpoint(t *testing.T, c *cluster) {
 func TestColdScaleUpCountsRestoreDownloads(t *testing.T) {
 	out := t.TempDir()
 	args := []string{"--records", "400000", "--keys", "5000", "--rate", "40000", "--output", out}
-	c := startCluster(t, clusterOptions{job: examples.CheckableCountName, args: args, ckptDir: t.TempDir(),
-		interval: 200 * time.Millisecond})
-	c.addTM("tm-a", 1)
-	c.waitRunningAt(t, 1)
-	waitCheckpoint(t, c)
-	c.addTM("tm-b", 1)
-	c.waitRunningAt(t, 2)
-
-	var r api.Rescale
-	testkit.WaitFor(t, "the scale-up's rescale with the bytes its restore downloaded", func() (bool, error) {
-		var rs api.Rescales
-		if err := c.getJSON("/jobs/"+jobID+"/rescales", &rs); err != nil {
-			return false, err
-		}
-		for _, x := range rs.Rescales {
-			if x.Trigger == string(core.TriggerNewResourceAvailable) && x.Outcome == string(core.RescaleCompleted) {
-				r = x
-				return x.RestoreDownloadedBytes > 0, nil
-			}
-		}
-		return false, nil
-	})
+	c, r := scaleUpOneToTwo(t, args, nil, "the scale-up's rescale with the bytes its restore downloaded",
+		func(x api.Rescale) bool { return x.RestoreDownloadedBytes > 0 })
 	if r.Warmup != nil || r.WarmupDuration != 0 {
 		t.Errorf("rescale %+v: want no warm-up (state.warmup.timeout is 0)", r)
 	}
@@ -96,4 +56,33 @@ func TestColdScaleUpCountsRestoreDownloads(t *testing.T) {
 	}
 	c.waitEnded(t, 2*time.Minute, core.StatusFinished)
 	testkit.CheckExactOutput(t, out, args)
+}
+
+// scaleUpOneToTwo runs args at parallelism 1 until a checkpoint completes, adds a second
+// TaskManager, and returns the completed scale-up's rescale once ready holds for it.
+func scaleUpOneToTwo(t *testing.T, args, dynamic []string, what string, ready func(api.Rescale) bool) (*cluster, api.Rescale) {
+	t.Helper()
+	c := startCluster(t, clusterOptions{job: examples.CheckableCountName, args: args, ckptDir: t.TempDir(),
+		interval: 200 * time.Millisecond, dynamic: dynamic})
+	c.addTM("tm-a", 1)
+	c.waitRunningAt(t, 1)
+	waitCheckpoint(t, c)
+	c.addTM("tm-b", 1)
+	c.waitRunningAt(t, 2)
+
+	var r api.Rescale
+	testkit.WaitFor(t, what, func() (bool, error) {
+		var rs api.Rescales
+		if err := c.getJSON("/jobs/"+jobID+"/rescales", &rs); err != nil {
+			return false, err
+		}
+		for _, x := range rs.Rescales {
+			if x.Trigger == string(core.TriggerNewResourceAvailable) && x.Outcome == string(core.RescaleCompleted) {
+				r = x
+				return ready(x), nil
+			}
+		}
+		return false, nil
+	})
+	return c, r
 }

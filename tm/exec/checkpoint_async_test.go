@@ -153,13 +153,7 @@ func TestIncrementalCheckpointsWithLocalRecovery(t *testing.T) {
 	am.deploy(3)
 	am.waitFor("two checkpoints at parallelism 3", func() bool { return am.completedIn >= 2 })
 	am.deploy(1)
-	am.waitFor("the job to finish", func() bool { return am.allInState(core.TaskFinished) })
-	checkExactOutput(t, out, args, "")
-	am.mu.Lock()
-	defer am.mu.Unlock()
-	if len(am.failures) > 0 {
-		t.Fatalf("failures: %v", am.failures)
-	}
+	finishExactly(t, am, out, args, "")
 }
 
 // sharedTables counts the shared tables checkpoint id lists and those an earlier
@@ -241,13 +235,7 @@ func TestIncrementalRestoreReadsWritersRealRanges(t *testing.T) {
 	am.deploy(2)
 	am.waitFor("two checkpoints at parallelism 2", func() bool { return am.completedIn >= 2 })
 	am.deploy(3)
-	am.waitFor("the job to finish", func() bool { return am.allInState(core.TaskFinished) })
-	checkExactOutput(t, out, args, ": state of the moved key groups was not restored")
-	am.mu.Lock()
-	defer am.mu.Unlock()
-	if len(am.failures) > 0 {
-		t.Fatalf("failures: %v", am.failures)
-	}
+	finishExactly(t, am, out, args, ": state of the moved key groups was not restored")
 }
 
 func TestManifestKeyGroups(t *testing.T) {
@@ -282,5 +270,18 @@ func checkExactOutput(t *testing.T, out string, args []string, why string) {
 	want, _ := examples.ExpectedOutput(args)
 	if !slices.Equal(got, want) {
 		t.Fatalf("output differs from the exact answer (%d lines, want %d)%s", len(got), len(want), why)
+	}
+}
+
+// finishExactly waits for every subtask to finish, checks the output (hint names what
+// a wrong answer would mean) and that no subtask failed.
+func finishExactly(t *testing.T, am *fakeAM, out string, args []string, hint string) {
+	t.Helper()
+	am.waitFor("the job to finish", func() bool { return am.allInState(core.TaskFinished) })
+	checkExactOutput(t, out, args, hint)
+	am.mu.Lock()
+	defer am.mu.Unlock()
+	if len(am.failures) > 0 {
+		t.Fatalf("failures: %v", am.failures)
 	}
 }
