@@ -376,7 +376,7 @@ var (
 	// LocalStateRootDir is Flink's taskmanager.state.local.root-dirs (one directory here).
 	LocalStateRootDir = declare[string](Spec{
 		Key:         "taskmanager.state.local.root-dirs",
-		Description: "Directory of a TaskManager's local recovery files. Unset: tide-localstate-<TaskManager id> under state.backend.pebble.localdir (or the system temp directory).",
+		Description: "Directory under which each TaskManager process keeps its local recovery files, in a directory of its own (tide-localstate-<TaskManager id>-<pid>-<random>, removed when it stops; those of TaskManagers killed meanwhile go when the next one starts there). Unset: state.backend.pebble.localdir (or the system temp directory).",
 	}, stringType{})
 )
 

@@ -15,7 +15,8 @@ import (
 // TestJobEndDeletesLocalStateAndCheckpoints runs CheckableCount on the pebble backend with
 // incremental checkpoints and local recovery at parallelism 2, once to its end and once
 // cancelled. While it runs, each TaskManager keeps the checkpoints' files in its local
-// state store (tide-localstate-<TaskManager id> under state.backend.pebble.localdir).
+// state store (tide-localstate-<TaskManager id>-<pid>-<random> under
+// state.backend.pebble.localdir).
 // When the job ends the AM's Disconnect says so and every TaskManager deletes the job's
 // directory there; the AM deletes the job's checkpoint directory, shared/ included
 // (DELETE_ON_CANCELLATION, the default).
@@ -38,7 +39,7 @@ func TestJobEndDeletesLocalStateAndCheckpoints(t *testing.T) {
 			waitRunningAt(t, cl, id, 2)
 			testkit.WaitFor(t, "local state entries of the job on both TaskManagers", func() (bool, error) {
 				for _, tm := range []string{"tm-1", "tm-2"} {
-					entries, err := filepath.Glob(filepath.Join(stateDir, "tide-localstate-"+tm, id, "*", "*", "chk-*", "index.json"))
+					entries, err := filepath.Glob(filepath.Join(stateDir, "tide-localstate-"+tm+"-*", id, "*", "*", "chk-*", "index.json"))
 					if err != nil || len(entries) == 0 {
 						return false, fmt.Errorf("%s: no committed entry under %s (%v)", tm, stateDir, err)
 					}

@@ -19,8 +19,9 @@ type StateBackendConfig struct {
 	// LocalRecovery (state.backend.local-recovery) keeps each subtask's last checkpoint
 	// files in the TaskManager's local state store and restores from there first.
 	LocalRecovery bool
-	// LocalDir is the local state store's directory (taskmanager.state.local.root-dirs;
-	// empty: tide-localstate-<TaskManager id> under Dir).
+	// LocalDir is the root of the local state store's directory
+	// (taskmanager.state.local.root-dirs; empty: Dir). Each TaskManager process has a
+	// directory of its own under it (tm/localstate OpenNew).
 	LocalDir string
 	// Memory is the TaskManager's managed memory, shared by its pebble instances (nil:
 	// Pebble's own defaults per instance).

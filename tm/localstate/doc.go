@@ -42,6 +42,12 @@
 // the job with a checkpoint id below n is deleted (n's own entries and newer ones, such
 // as a warm-up that fetched ahead, stay), as are staging directories left by a crashed
 // writer. DropJob deletes everything of a job; Open removes staging leftovers of a
-// previous process. Files are hard-linked where possible, so keeping an entry costs only
+// previous process.
+//
+// # Ownership
+//
+// One Store owns its directory at a time (a flock'ed lock file, owner.go). A TaskManager
+// opens its store with OpenNew: a fresh directory of its own per process under a root
+// shared by all TaskManagers of the host, removing those whose owner is gone. Files are hard-linked where possible, so keeping an entry costs only
 // the blocks no newer entry or live database shares.
 package localstate

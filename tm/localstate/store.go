@@ -63,6 +63,7 @@ type Store struct {
 	mu      sync.Mutex
 	entries map[Key]*Entry
 	held    map[Key]int // entries Confirm keeps (hold.go)
+	lock    *os.File    // the directory's lock file, flock'ed while open (owner.go)
 }
 
 const (
@@ -82,7 +83,8 @@ type indexFile struct {
 }
 
 // Open opens (creating it) the store rooted at dir, loads the committed entries and
-// removes what a crashed writer left in staging.
+// removes what a crashed writer left in staging. The store owns dir until Close (or the
+// process ends): opening a directory another store owns fails (owner.go).
 func Open(dir string, log *slog.Logger) (*Store, error) {
 	if log == nil {
 		log = slog.Default()
@@ -90,13 +92,22 @@ func Open(dir string, log *slog.Logger) (*Store, error) {
 	if dir == "" {
 		return nil, errors.New("local state: no directory")
 	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("local state %s: %w", dir, err)
+	}
+	lock, err := lockDir(dir)
+	if err != nil {
+		return nil, fmt.Errorf("local state %s: %w", dir, err)
+	}
 	if err := os.RemoveAll(filepath.Join(dir, stagingDir)); err != nil {
+		_ = lock.Close()
 		return nil, fmt.Errorf("local state %s: removing staging leftovers: %w", dir, err)
 	}
 	if err := os.MkdirAll(filepath.Join(dir, stagingDir), 0o700); err != nil {
+		_ = lock.Close()
 		return nil, fmt.Errorf("local state %s: %w", dir, err)
 	}
-	s := &Store{root: dir, log: log, entries: map[Key]*Entry{}}
+	s := &Store{root: dir, log: log, entries: map[Key]*Entry{}, lock: lock}
 	idx, _ := filepath.Glob(filepath.Join(dir, "*", "*", "*", "*", indexName))
 	for _, p := range idx {
 		data, err := os.ReadFile(p)

@@ -90,8 +90,11 @@ func TestPutFindConfirmAndReopen(t *testing.T) {
 	if err := os.Remove(sst); err != nil {
 		t.Fatal(err)
 	}
-	// Reopen (a restarted TaskManager) with a staging leftover.
+	// Reopen (a restarted TaskManager: the first store closed) with a staging leftover.
 	if _, err := s.Stage(Key{Job: "j", Vertex: "v", KeyGroupEnd: 1, Checkpoint: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
 	s2, err := Open(root, nil)

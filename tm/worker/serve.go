@@ -118,7 +118,7 @@ func (w *worker) jobFor(ctx context.Context, reg *rpc.Registered, log *slog.Logg
 		w.cleanPebbleDir(backend.Dir)
 	}
 	h := &heldJob{jobID: reg.GetJobId(), st: st, relay: newRelay(), adopted: map[int64]int64{}}
-	h.localState = openLocalState(backend, w.cfg.ID, log)
+	h.localState = w.localStateStore(backend, log)
 	h.ex = exec.NewExecutor(exec.Config{JobID: reg.GetJobId(), Job: job, TaskManagerID: w.cfg.ID,
 		Storage: st, Plane: w.plane, StateBackend: backend, LocalState: h.localState, Reporter: h.relay, Logger: w.log,
 		BufferTimeout: timeout})

@@ -3,7 +3,6 @@ package worker
 import (
 	"fmt"
 	"log/slog"
-	"net/url"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -53,28 +52,49 @@ func stateBackendConfig(conf map[string]string, log *slog.Logger) (exec.StateBac
 	return cfg, nil
 }
 
-// openLocalState opens the TaskManager's local state store when the job asks for local
-// recovery: taskmanager.state.local.root-dirs, else tide-localstate-<TaskManager id> under
-// state.backend.pebble.localdir (or the temp dir). The directory outlives a session with
-// the AM, so a TaskManager that re-registers keeps what it had. A store that cannot open
-// only costs local recovery.
-func openLocalState(cfg exec.StateBackendConfig, tmID string, log *slog.Logger) *localstate.Store {
+// localStateStore returns the TaskManager's local state store when the job asks for local
+// recovery: a directory of this process's own (localstate.OpenNew) under
+// taskmanager.state.local.root-dirs, else under state.backend.pebble.localdir (or the temp
+// dir), opened once per root and kept for the process's life, so the subtasks of a job
+// that comes back (a new AM of the same job) find what they had. The TaskManager ids
+// repeat (every local run names them tm-1, tm-2, ...), so the directory is never shared
+// with another TaskManager; those left by dead ones go when the next one opens its
+// store. A store that cannot open only costs local recovery.
+func (w *worker) localStateStore(cfg exec.StateBackendConfig, log *slog.Logger) *localstate.Store {
 	if !cfg.LocalRecovery {
 		return nil
 	}
-	dir := cfg.LocalDir
-	if dir == "" {
-		base := cfg.Dir
-		if base == "" {
-			base = os.TempDir()
-		}
-		dir = filepath.Join(base, "tide-localstate-"+url.PathEscape(tmID))
+	root := cfg.LocalDir
+	if root == "" {
+		root = cfg.Dir
 	}
-	ls, err := localstate.Open(dir, log)
+	if root == "" {
+		root = os.TempDir()
+	}
+	root = filepath.Clean(root)
+	if ls, ok := w.localStores[root]; ok {
+		return ls
+	}
+	ls, err := localstate.OpenNew(root, w.cfg.ID, log)
 	if err != nil {
-		log.Warn("local recovery off: the local state store does not open", "dir", dir, "err", err)
+		log.Warn("local recovery off: the local state store does not open", "root", root, "err", err)
 		return nil
 	}
-	log.Info("local recovery on", "dir", dir)
+	log.Info("local recovery on", "dir", ls.Dir())
+	if w.localStores == nil {
+		w.localStores = map[string]*localstate.Store{}
+	}
+	w.localStores[root] = ls
 	return ls
+}
+
+// deleteLocalStores removes the process's local state directories when the TaskManager
+// stops: no other process ever uses them.
+func (w *worker) deleteLocalStores() {
+	for root, ls := range w.localStores {
+		if err := ls.Delete(); err != nil {
+			w.log.Warn("removing the local state directory", "dir", ls.Dir(), "err", err)
+		}
+		delete(w.localStores, root)
+	}
 }

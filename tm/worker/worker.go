@@ -15,6 +15,7 @@ import (
 	"github.com/tidestream/tide/rpc"
 	"github.com/tidestream/tide/state"
 	"github.com/tidestream/tide/storage"
+	"github.com/tidestream/tide/tm/localstate"
 	"github.com/tidestream/tide/tm/netplane"
 )
 
@@ -61,6 +62,7 @@ func Run(ctx context.Context, cfg Config) error {
 		defer w.addrFile.close()
 		log.Info("following the AM address file across AM restarts", "file", cfg.AMAddressFile)
 	}
+	defer w.deleteLocalStores() // after run: the held job's subtasks are closed then
 	return w.run(ctx)
 }
 
@@ -72,6 +74,8 @@ type worker struct {
 	addrFile *addressFile    // nil without Config.AMAddressFile
 	memory   *state.Memory   // managed memory of the pebble instances (nil: none configured)
 	cleaned  map[string]bool // pebble local directories already cleaned of stale instances
+	// localStores are the local state stores by root (state_backend.go), one per root.
+	localStores map[string]*localstate.Store
 	// held is the job whose subtasks run here; it survives losing the AM (nil: none).
 	held *heldJob
 }
