@@ -32,7 +32,9 @@
 // Find(job, vertex, handleName, size) for each: any committed entry of (job, vertex) that
 // holds a file of that name and exactly that size serves it, whatever its checkpoint and
 // key-group range (a shared SST of checkpoint 5 is the same bytes when checkpoint 7 lists
-// it again). Only handles Find does not serve are downloaded. Lookup lists the entries
+// it again). Only handles Find does not serve are downloaded. Files are not fsynced; every
+// file's CRC-32C is in its entry's index, and a file of an entry an earlier process wrote
+// (a directory reopened) is served only once it matches (checksum.go). Lookup lists the entries
 // of a checkpoint that overlap a key-group range, for callers that want to know what is
 // warm (the warm-up's lag, logs).
 //

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash"
 	"io"
 	"log/slog"
 	"net/url"
@@ -46,6 +47,9 @@ type File struct {
 	Size   int64  `json:"size"`
 	Path   string `json:"-"`
 	local  string // name inside the entry directory
+	sum    string // CRC-32C of the bytes, as the index records it (checksum.go)
+	// checked: the bytes are known to match sum (this store wrote them, or verified them).
+	checked bool
 }
 
 // Entry is a committed entry.
@@ -80,6 +84,7 @@ type indexFile struct {
 	Handle string `json:"handle"`
 	Size   int64  `json:"size"`
 	Local  string `json:"local"`
+	Sum    string `json:"sum"`
 }
 
 // Open opens (creating it) the store rooted at dir, loads the committed entries and
@@ -115,11 +120,15 @@ func Open(dir string, log *slog.Logger) (*Store, error) {
 		if err == nil {
 			err = json.Unmarshal(data, &ix)
 		}
+		if err == nil && !ix.summed() {
+			err = errors.New("written without checksums")
+		}
 		if err != nil || ix.Key.validate() != nil || filepath.Dir(p) != s.entryDir(ix.Key) {
 			log.Warn("local state: dropping an unreadable entry", "dir", filepath.Dir(p), "err", err)
 			_ = os.RemoveAll(filepath.Dir(p))
 			continue
 		}
+		// Written by an earlier process: each file is checked against its sum on first use.
 		s.entries[ix.Key] = ix.entry(filepath.Dir(p))
 	}
 	return s, nil
@@ -128,12 +137,22 @@ func Open(dir string, log *slog.Logger) (*Store, error) {
 // Dir is the store's root.
 func (s *Store) Dir() string { return s.root }
 
+// entry is the (unchecked) entry ix describes, in dir.
 func (ix index) entry(dir string) *Entry {
 	e := &Entry{Key: ix.Key, Dir: dir}
 	for _, f := range ix.Files {
-		e.Files = append(e.Files, File{Handle: f.Handle, Size: f.Size, Path: filepath.Join(dir, f.Local), local: f.Local})
+		e.Files = append(e.Files, File{Handle: f.Handle, Size: f.Size, Path: filepath.Join(dir, f.Local), local: f.Local, sum: f.Sum})
 	}
 	return e
+}
+
+func (ix index) summed() bool {
+	for _, f := range ix.Files {
+		if f.Sum == "" {
+			return false
+		}
+	}
+	return true
 }
 
 func (s *Store) jobDir(job string) string { return filepath.Join(s.root, url.PathEscape(job)) }
@@ -148,8 +167,9 @@ type Staging struct {
 	s     *Store
 	key   Key
 	dir   string
-	files []indexFile
+	files []File
 	names map[string]bool
+	known map[fileID]knownSum // sums the store's entries of (job, vertex) hold; nil until Link
 	done  bool
 }
 
@@ -201,7 +221,7 @@ func (st *Staging) Create(handle string) (io.WriteCloser, error) {
 	if err != nil {
 		return nil, fmt.Errorf("local state %v: %w", st.key, err)
 	}
-	return &stagedFile{f: f, st: st, handle: handle, local: local}, nil
+	return &stagedFile{f: f, st: st, handle: handle, local: local, sum: newSum()}, nil
 }
 
 type stagedFile struct {
@@ -210,11 +230,13 @@ type stagedFile struct {
 	handle string
 	local  string
 	n      int64
+	sum    hash.Hash32
 }
 
 func (w *stagedFile) Write(p []byte) (int, error) {
 	n, err := w.f.Write(p)
 	w.n += int64(n)
+	w.sum.Write(p[:n])
 	return n, err
 }
 
@@ -222,7 +244,7 @@ func (w *stagedFile) Close() error {
 	if err := w.f.Close(); err != nil {
 		return fmt.Errorf("local state %v: %s: %w", w.st.key, w.handle, err)
 	}
-	w.st.files = append(w.st.files, indexFile{Handle: w.handle, Size: w.n, Local: w.local})
+	w.st.files = append(w.st.files, File{Handle: w.handle, Size: w.n, local: w.local, sum: formatSum(w.sum), checked: true})
 	return nil
 }
 
@@ -243,7 +265,25 @@ func (st *Staging) Link(handle, path string) error {
 			return fmt.Errorf("local state %v: %s: %w", st.key, handle, err)
 		}
 	}
-	st.files = append(st.files, indexFile{Handle: handle, Size: fi.Size(), Local: local})
+	// The sum: the one an entry already records for these bytes (the name identifies
+	// them), else read from the file, whose bytes this process handed over.
+	if st.known == nil {
+		st.known = st.s.knownSums(st.key.Job, st.key.Vertex)
+	}
+	f := File{Handle: handle, Size: fi.Size(), local: local}
+	if k, ok := st.known[fileID{handle, fi.Size()}]; ok {
+		f.sum, f.checked = k.sum, k.checked
+	} else {
+		sum, n, err := fileSum(dst)
+		if err == nil && n != fi.Size() {
+			err = fmt.Errorf("%s changed while it was added (%d bytes, then %d)", path, fi.Size(), n)
+		}
+		if err != nil {
+			return fmt.Errorf("local state %v: %s: %w", st.key, handle, err)
+		}
+		f.sum, f.checked = sum, true
+	}
+	st.files = append(st.files, f)
 	return nil
 }
 
@@ -270,7 +310,10 @@ func (st *Staging) Commit() error {
 		return fmt.Errorf("local state %v: entry already committed or aborted", st.key)
 	}
 	st.done = true
-	ix := index{Key: st.key, Files: st.files}
+	ix := index{Key: st.key}
+	for _, f := range st.files {
+		ix.Files = append(ix.Files, indexFile{Handle: f.Handle, Size: f.Size, Local: f.local, Sum: f.sum})
+	}
 	data, err := json.Marshal(ix)
 	if err == nil {
 		err = os.WriteFile(filepath.Join(st.dir, indexName), data, 0o600)
@@ -298,7 +341,11 @@ func (st *Staging) Commit() error {
 		_ = os.RemoveAll(st.dir)
 		return fmt.Errorf("local state %v: %w", st.key, err)
 	}
-	s.entries[st.key] = ix.entry(dst)
+	e := &Entry{Key: st.key, Dir: dst, Files: st.files}
+	for i := range e.Files {
+		e.Files[i].Path = filepath.Join(dst, e.Files[i].local)
+	}
+	s.entries[st.key] = e
 	return nil
 }
 
@@ -327,23 +374,34 @@ func (s *Store) Put(k Key, files []File) error {
 }
 
 // Find returns the local path of handle with exactly size bytes, from any committed
-// entry of (job, vertex).
+// entry of (job, vertex) (the newest that holds it). A file of an entry an earlier
+// process wrote is served once it matches its checksum (checksum.go); one that does
+// not takes its entry with it and Find looks further.
 func (s *Store) Find(job, vertex, handle string, size int64) (string, bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	var best *Entry
-	var path string
-	for k, e := range s.entries {
-		if k.Job != job || k.Vertex != vertex {
-			continue
-		}
-		for _, f := range e.Files {
-			if f.Handle == handle && f.Size == size && (best == nil || k.Checkpoint > best.Key.Checkpoint) {
-				best, path = e, f.Path
+	for {
+		s.mu.Lock()
+		var best *Entry
+		bi := -1
+		for k, e := range s.entries {
+			if k.Job != job || k.Vertex != vertex {
+				continue
+			}
+			for i, f := range e.Files {
+				if f.Handle == handle && f.Size == size && (best == nil || k.Checkpoint > best.Key.Checkpoint) {
+					best, bi = e, i
+				}
 			}
 		}
+		if best == nil {
+			s.mu.Unlock()
+			return "", false
+		}
+		f := best.Files[bi]
+		s.mu.Unlock()
+		if f.checked || s.verify(best, bi) {
+			return f.Path, true
+		}
 	}
-	return path, best != nil
 }
 
 // Lookup returns the entries of checkpoint n of (job, vertex) whose key-group range
@@ -380,17 +438,21 @@ func (s *Store) drop(match func(Key) bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for k, e := range s.entries {
-		if !match(k) {
-			continue
+		if match(k) {
+			s.dropEntry(k, e)
 		}
-		delete(s.entries, k)
-		if err := os.RemoveAll(e.Dir); err != nil {
-			s.log.Warn("local state: removing an old entry", "entry", k.String(), "err", err)
-		}
-		// Empty parents (range, vertex) go too; errors mean they are not empty.
-		_ = os.Remove(filepath.Dir(e.Dir))
-		_ = os.Remove(filepath.Dir(filepath.Dir(e.Dir)))
 	}
+}
+
+// dropEntry deletes entry e of key k; the caller holds s.mu.
+func (s *Store) dropEntry(k Key, e *Entry) {
+	delete(s.entries, k)
+	if err := os.RemoveAll(e.Dir); err != nil {
+		s.log.Warn("local state: removing an entry", "entry", k.String(), "err", err)
+	}
+	// Empty parents (range, vertex) go too; errors mean they are not empty.
+	_ = os.Remove(filepath.Dir(e.Dir))
+	_ = os.Remove(filepath.Dir(filepath.Dir(e.Dir)))
 }
 
 // Size is the number of bytes of the committed entries (hard links counted once per entry).
