@@ -15,21 +15,31 @@ func (h *Heap) DeclareNested(state string) error {
 	if h.nested[state] {
 		return nil
 	}
-	for kg, states := range h.groups {
-		for k := range states[state] {
+	for kg, g := range h.groups {
+		if g == nil || g.flat[state] == nil {
+			continue
+		}
+		for k := range g.flat[state].m {
 			if _, _, err := SplitEntryKey([]byte(k)); err != nil {
 				return fmt.Errorf("state %q, key group %d: %w", state, kg, err)
 			}
 		}
 	}
-	if h.nested == nil {
-		h.nested = map[string]bool{}
+	// Replaced, not changed: a view may share the old set.
+	nested := maps.Clone(h.nested)
+	if nested == nil {
+		nested = map[string]bool{}
 	}
-	h.nested[state] = true
-	for kg, states := range h.groups {
-		m := states[state]
-		delete(states, state)
-		for k, v := range m {
+	nested[state] = true
+	h.nested = nested
+	for kg, g := range h.groups {
+		if g == nil || g.flat[state] == nil {
+			continue
+		}
+		g = h.ownGroup(kg, false)
+		vs := g.flat[state]
+		delete(g.flat, state)
+		for k, v := range vs.m {
 			key, sub, _ := SplitEntryKey([]byte(k))
 			h.putEntry(kg, state, key, sub, v)
 		}
@@ -37,16 +47,42 @@ func (h *Heap) DeclareNested(state string) error {
 	return nil
 }
 
+// splitNestedKey splits a nested state's stored entry key.
+func splitNestedKey(state string, ek []byte) (key, sub []byte, err error) {
+	key, sub, err = SplitEntryKey(ek)
+	if err != nil {
+		return nil, nil, fmt.Errorf("state %q: %w", state, err)
+	}
+	return key, sub, nil
+}
+
 // GetEntry returns a copy of the value of (key, sub).
 func (h *Heap) GetEntry(kg int, state string, key, sub []byte) ([]byte, bool, error) {
 	if err := h.DeclareNested(state); err != nil {
 		return nil, false, err
 	}
-	v, ok := h.subs[kg][state][string(key)][string(sub)]
+	return h.getEntry(kg, state, key, sub)
+}
+
+func (d *heapTables) getEntry(kg int, state string, key, sub []byte) ([]byte, bool, error) {
+	e := d.entries(kg, state, key)
+	if e == nil {
+		return nil, false, nil
+	}
+	v, ok := e.m[string(sub)]
 	if !ok {
 		return nil, false, nil
 	}
 	return append([]byte(nil), v...), true, nil
+}
+
+// entries returns key's entries for reading (nil: none).
+func (d *heapTables) entries(kg int, state string, key []byte) *heapValues {
+	g := d.group(kg)
+	if g == nil || g.subs[state] == nil {
+		return nil
+	}
+	return g.subs[state].m[string(key)]
 }
 
 // PutEntry stores copies of sub and value under key.
@@ -62,25 +98,8 @@ func (h *Heap) PutEntry(kg int, state string, key, sub, value []byte) error {
 }
 
 func (h *Heap) putEntry(kg int, state string, key, sub, value []byte) {
-	if h.subs == nil {
-		h.subs = map[int]map[string]map[string]map[string][]byte{}
-	}
-	states := h.subs[kg]
-	if states == nil {
-		states = map[string]map[string]map[string][]byte{}
-		h.subs[kg] = states
-	}
-	keys := states[state]
-	if keys == nil {
-		keys = map[string]map[string][]byte{}
-		states[state] = keys
-	}
-	m := keys[string(key)]
-	if m == nil {
-		m = map[string][]byte{}
-		keys[string(key)] = m
-	}
-	m[string(sub)] = value
+	g := h.ownGroup(kg, true)
+	h.ownEntries(h.ownKeys(g, state, true), key, true).m[string(sub)] = value
 }
 
 // DeleteEntry removes (key, sub).
@@ -88,13 +107,19 @@ func (h *Heap) DeleteEntry(kg int, state string, key, sub []byte) error {
 	if err := h.DeclareNested(state); err != nil {
 		return err
 	}
-	keys := h.subs[kg][state]
-	if m := keys[string(key)]; m != nil {
-		delete(m, string(sub))
-		if len(m) == 0 {
-			delete(keys, string(key))
-		}
+	e := h.entries(kg, state, key)
+	if e == nil {
+		return nil
 	}
+	if _, ok := e.m[string(sub)]; !ok {
+		return nil
+	}
+	ks := h.ownKeys(h.ownGroup(kg, false), state, false)
+	if len(e.m) == 1 {
+		delete(ks.m, string(key))
+		return nil
+	}
+	delete(h.ownEntries(ks, key, false).m, string(sub))
 	return nil
 }
 
@@ -103,7 +128,11 @@ func (h *Heap) IterateEntries(kg int, state string, key []byte, fn func(sub, val
 	if err := h.DeclareNested(state); err != nil {
 		return err
 	}
-	for sub, v := range h.subs[kg][state][string(key)] {
+	e := h.entries(kg, state, key)
+	if e == nil {
+		return nil
+	}
+	for sub, v := range e.m {
 		if err := fn([]byte(sub), v); err != nil {
 			return err
 		}
@@ -116,15 +145,19 @@ func (h *Heap) DeleteEntries(kg int, state string, key []byte) error {
 	if err := h.DeclareNested(state); err != nil {
 		return err
 	}
-	delete(h.subs[kg][state], string(key))
+	if h.entries(kg, state, key) == nil {
+		return nil
+	}
+	delete(h.ownKeys(h.ownGroup(kg, false), state, false).m, string(key))
 	return nil
 }
 
 // errAppendNested refuses Append on a nested state (its values are per entry).
 var errAppendNested = errors.New("append to a nested (map) state")
 
-// Append appends value to the key's value. The stored slice grows in place: a View shares
-// the old slice header, whose bytes an append past its length never changes.
+// Append appends value to the key's value. The stored slice grows in place: a view shares
+// the old slice header, whose bytes an append past its length never changes (the backend's
+// header is always the longest of those sharing the array).
 func (h *Heap) Append(kg int, state string, key, value []byte) error {
 	if h.closed {
 		return ErrClosed
@@ -135,56 +168,22 @@ func (h *Heap) Append(kg int, state string, key, value []byte) error {
 	if h.nested[state] {
 		return fmt.Errorf("state %q: %w", state, errAppendNested)
 	}
-	states := h.groups[kg]
-	if states == nil {
-		states = map[string]map[string][]byte{}
-		h.groups[kg] = states
-	}
-	m := states[state]
-	if m == nil {
-		m = map[string][]byte{}
-		states[state] = m
-	}
-	m[string(key)] = append(m[string(key)], value...)
+	vs := h.ownValues(h.ownGroup(kg, true), state, true)
+	vs.m[string(key)] = append(vs.m[string(key)], value...)
 	return nil
 }
 
-// flat*Entry serve Get/Put/Delete of a nested state's stored entry keys.
-func (h *Heap) flatGetEntry(kg int, state string, ek []byte) ([]byte, bool, error) {
-	key, sub, err := SplitEntryKey(ek)
-	if err != nil {
-		return nil, false, fmt.Errorf("state %q: %w", state, err)
-	}
-	return h.GetEntry(kg, state, key, sub)
-}
-
-func (h *Heap) flatPutEntry(kg int, state string, ek, value []byte) error {
-	key, sub, err := SplitEntryKey(ek)
-	if err != nil {
-		return fmt.Errorf("state %q: %w", state, err)
-	}
-	return h.PutEntry(kg, state, key, sub, value)
-}
-
-func (h *Heap) flatDeleteEntry(kg int, state string, ek []byte) error {
-	key, sub, err := SplitEntryKey(ek)
-	if err != nil {
-		return fmt.Errorf("state %q: %w", state, err)
-	}
-	return h.DeleteEntry(kg, state, key, sub)
-}
-
 // iterateNested visits the nested states' entries of key group kg under their stored keys.
-func (h *Heap) iterateNested(kg int, fn Entry, only *string) error {
+func (d *heapTables) iterateNested(kg int, g *heapGroup, fn Entry, only *string) error {
 	var ek []byte
-	for s, keys := range h.subs[kg] {
+	for s, ks := range g.subs {
 		if only != nil && s != *only {
 			continue
 		}
-		for k, m := range keys {
+		for k, e := range ks.m {
 			ek = AppendEntryPrefix(ek[:0], []byte(k))
 			n := len(ek)
-			for sub, v := range m {
+			for sub, v := range e.m {
 				ek = append(ek[:n], sub...)
 				if err := fn(kg, s, ek, v); err != nil {
 					return err
@@ -193,24 +192,4 @@ func (h *Heap) iterateNested(kg int, fn Entry, only *string) error {
 		}
 	}
 	return nil
-}
-
-// cloneSubs copies the nested maps for a View (values are never changed in place).
-func (h *Heap) cloneSubs() map[int]map[string]map[string]map[string][]byte {
-	if h.subs == nil {
-		return nil
-	}
-	c := make(map[int]map[string]map[string]map[string][]byte, len(h.subs))
-	for kg, states := range h.subs {
-		cs := make(map[string]map[string]map[string][]byte, len(states))
-		for s, keys := range states {
-			ck := make(map[string]map[string][]byte, len(keys))
-			for k, m := range keys {
-				ck[k] = maps.Clone(m)
-			}
-			cs[s] = ck
-		}
-		c[kg] = cs
-	}
-	return c
 }

@@ -12,13 +12,17 @@ import (
 // Operators snapshot it indexed by key group so any parallelism can restore it.
 //
 // With the hashmap backend (Runtime.KeyedBackend nil or of type hashmap) values live in a
-// Go map as objects and Get returns a pointer into it: changes through the pointer are the
-// state. With a disk backend (pebble) values are encoded into the backend: Get returns a
-// decoded copy and the caller stores changes back with WriteBack (a no-op on the heap).
+// copy-on-write table of Go objects (state.KeyGroupMap, one map per key group) and Get
+// returns a pointer into it: changes through the pointer are the state. An asynchronous
+// checkpoint takes a snapshot of the table at the barrier and encodes it on the upload's
+// goroutine; meanwhile a value the snapshot shares is copied (a codec round trip) the
+// first time Get or Range hands it out. With a disk backend (pebble) values are encoded
+// into the backend: Get returns a decoded copy and the caller stores changes back with
+// WriteBack (a no-op on the heap).
 type KeyedState[K Key, S any] struct {
 	name   string
 	codec  Codec[S]
-	values map[K]*S
+	values *state.KeyGroupMap[K, S]
 	// be is the disk backend (nil: object map); bname is the state's name in it.
 	be    state.Backend
 	bname string
@@ -30,7 +34,19 @@ type KeyedState[K Key, S any] struct {
 
 // NewKeyedState creates empty state named name (unique within its operator).
 func NewKeyedState[K Key, S any](name string, codec Codec[S]) *KeyedState[K, S] {
-	return &KeyedState[K, S]{name: name, codec: codec, values: make(map[K]*S)}
+	s := &KeyedState[K, S]{name: name, codec: codec, values: &state.KeyGroupMap[K, S]{}}
+	s.values.Copy = s.copyValue
+	return s
+}
+
+// copyValue deep-copies a value a snapshot shares (Codec: Append, then Decode).
+func (s *KeyedState[K, S]) copyValue(v *S) (*S, error) {
+	s.vbuf = s.codec.Append(s.vbuf[:0], *v)
+	c, err := s.codec.Decode(s.vbuf)
+	if err != nil {
+		return nil, fmt.Errorf("keyed state %q: copying a value a checkpoint shares: %w", s.name, err)
+	}
+	return &c, nil
 }
 
 // bind selects the storage from the runtime (once, before the first access).
@@ -56,13 +72,15 @@ func (s *KeyedState[K, S]) fail(err error) {
 }
 
 func (s *KeyedState[K, S]) keyGroup(k K) int {
-	return jobgraph.KeyGroupFor(HashKey(k), s.rt.MaxParallelism)
+	return jobgraph.KeyGroupFor(HashKey(k), max(s.rt.MaxParallelism, 1))
 }
 
 // Get returns the key's value, or nil.
 func (s *KeyedState[K, S]) Get(k K) *S {
 	if s.be == nil {
-		return s.values[k]
+		v, err := s.values.Get(s.keyGroup(k), k)
+		s.fail(err)
+		return v
 	}
 	s.kbuf = appendKey(s.kbuf[:0], k)
 	b, ok, err := s.be.Get(s.keyGroup(k), s.bname, s.kbuf)
@@ -81,7 +99,7 @@ func (s *KeyedState[K, S]) Get(k K) *S {
 // Put sets the key's value.
 func (s *KeyedState[K, S]) Put(k K, v *S) {
 	if s.be == nil {
-		s.values[k] = v
+		s.values.Put(s.keyGroup(k), k, v)
 		return
 	}
 	s.kbuf = appendKey(s.kbuf[:0], k)
@@ -103,7 +121,7 @@ func (s *KeyedState[K, S]) InPlace() bool { return s.be == nil }
 // Delete removes the key.
 func (s *KeyedState[K, S]) Delete(k K) {
 	if s.be == nil {
-		delete(s.values, k)
+		s.values.Delete(s.keyGroup(k), k)
 		return
 	}
 	s.kbuf = appendKey(s.kbuf[:0], k)
@@ -113,7 +131,7 @@ func (s *KeyedState[K, S]) Delete(k K) {
 // Len is the number of keys (a scan on a disk backend).
 func (s *KeyedState[K, S]) Len() int {
 	if s.be == nil {
-		return len(s.values)
+		return s.values.Len()
 	}
 	n := 0
 	s.fail(s.be.Iterate(s.bname, s.rt.KeyGroupStart, s.rt.KeyGroupEnd, func(int, []byte, []byte) error {
@@ -127,11 +145,7 @@ func (s *KeyedState[K, S]) Len() int {
 // on a disk backend a changed value is written back.
 func (s *KeyedState[K, S]) Range(fn func(K, *S) bool) {
 	if s.be == nil {
-		for k, v := range s.values {
-			if !fn(k, v) {
-				return
-			}
-		}
+		s.fail(s.values.Range(func(_ int, k K, v *S) (bool, error) { return fn(k, v), nil }))
 		return
 	}
 	stop := fmt.Errorf("stop")
@@ -176,12 +190,31 @@ func (s *KeyedState[K, S]) Snapshot(rt Runtime, w StateWriter) error {
 		}
 		return s.err
 	}
-	for k, v := range s.values {
-		s.kbuf = appendKey(s.kbuf[:0], k)
-		s.vbuf = s.codec.Append(s.vbuf[:0], *v)
-		w.Keyed(s.name, jobgraph.KeyGroupFor(HashKey(k), rt.MaxParallelism), s.kbuf, s.vbuf)
+	// Copy-on-write: a snapshot of the table at the barrier, encoded by the upload when
+	// the writer takes it asynchronously, else now.
+	snap := s.values.Snapshot()
+	write := func(w StateWriter) error {
+		var kbuf, vbuf []byte
+		err := snap.Range(rt.KeyGroupStart, rt.KeyGroupEnd, func(kg int, k K, v *S) error {
+			kbuf = appendKey(kbuf[:0], k)
+			vbuf = s.codec.Append(vbuf[:0], *v)
+			w.Keyed(s.name, kg, kbuf, vbuf)
+			return nil
+		})
+		if err != nil {
+			return fmt.Errorf("keyed state %q: snapshot: %w", s.name, err)
+		}
+		return nil
 	}
-	return nil
+	if aw, ok := asyncWriter(w); ok {
+		aw.Defer(write, snap.Release)
+		return s.err
+	}
+	defer snap.Release()
+	if err := write(w); err != nil {
+		return err
+	}
+	return s.err
 }
 
 // Restore binds the state to the runtime's backend and loads the entries of the subtask's
@@ -209,7 +242,7 @@ func (s *KeyedState[K, S]) Restore(rt Runtime, r StateReader) error {
 			}
 			return nil
 		}
-		s.values[k] = &v
+		s.values.Put(kg, k, &v)
 		return nil
 	})
 }

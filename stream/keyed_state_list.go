@@ -160,13 +160,16 @@ func splitElems(b []byte, fn func([]byte) error) error {
 
 // liveElems returns the stored list b without its expired elements (b itself when none
 // expired or there is no TTL), and whether any element is left.
-func (s *ListState[K, T]) liveElems(b []byte) ([]byte, bool, error) {
-	if !s.ttl.ttlOn() {
+func (s *ListState[K, T]) liveElems(b []byte) ([]byte, bool, error) { return liveElems(s.ttl, b) }
+
+// liveElems is ListState.liveElems with the TTL config ttl.
+func liveElems(ttl TTLConfig, b []byte) ([]byte, bool, error) {
+	if !ttl.ttlOn() {
 		return b, len(b) > 0, splitElems(b, func([]byte) error { return nil })
 	}
 	var out []byte
 	err := splitElems(b, func(elem []byte) error {
-		if _, live := s.ttl.unwrap(elem); live {
+		if _, live := ttl.unwrap(elem); live {
 			out = binary.AppendUvarint(out, uint64(len(elem)))
 			out = append(out, elem...)
 		}
@@ -175,20 +178,24 @@ func (s *ListState[K, T]) liveElems(b []byte) ([]byte, bool, error) {
 	return out, len(out) > 0, err
 }
 
-// Snapshot writes the lists of the subtask's key groups without their expired elements.
+// Snapshot writes the lists of the subtask's key groups without the elements expired at
+// the barrier (also when an asynchronous checkpoint writes them later).
 func (s *ListState[K, T]) Snapshot(w StateWriter) error {
 	if !s.own && backendCovered(w, s.be) {
 		return nil // the checkpoint takes the backend's entries itself
 	}
-	return s.wrap(s.be.Iterate(s.bname, s.rt.KeyGroupStart, s.rt.KeyGroupEnd, func(kg int, key, value []byte) error {
-		live, any, err := s.liveElems(value)
-		if err != nil {
-			return fmt.Errorf("key group %d: %w", kg, err)
-		}
-		if any {
-			w.Keyed(s.name, kg, key, live)
-		}
-		return nil
+	ttl := s.ttl.frozen()
+	return s.wrap(snapshotView(w, s.be, func(r state.Reader, w StateWriter) error {
+		return r.Iterate(s.bname, s.rt.KeyGroupStart, s.rt.KeyGroupEnd, func(kg int, key, value []byte) error {
+			live, any, err := liveElems(ttl, value)
+			if err != nil {
+				return fmt.Errorf("key group %d: %w", kg, err)
+			}
+			if any {
+				w.Keyed(s.name, kg, key, live)
+			}
+			return nil
+		})
 	}))
 }
 

@@ -210,16 +210,20 @@ func (s *MapState[K, UK, UV]) iterate(k K, read bool, fn func(UK, []byte) (bool,
 	return s.wrap(err)
 }
 
-// Snapshot writes the live entries of the subtask's key groups.
+// Snapshot writes the live entries of the subtask's key groups (live at the barrier, also
+// when an asynchronous checkpoint writes them later).
 func (s *MapState[K, UK, UV]) Snapshot(w StateWriter) error {
 	if !s.own && backendCovered(w, s.be) {
 		return nil // the checkpoint takes the backend's entries itself
 	}
-	return s.wrap(s.be.Iterate(s.bname, s.rt.KeyGroupStart, s.rt.KeyGroupEnd, func(kg int, key, value []byte) error {
-		if _, live := s.ttl.unwrap(value); live {
-			w.Keyed(s.name, kg, key, value)
-		}
-		return nil
+	ttl := s.ttl.frozen()
+	return s.wrap(snapshotView(w, s.be, func(r state.Reader, w StateWriter) error {
+		return r.Iterate(s.bname, s.rt.KeyGroupStart, s.rt.KeyGroupEnd, func(kg int, key, value []byte) error {
+			if _, live := ttl.unwrap(value); live {
+				w.Keyed(s.name, kg, key, value)
+			}
+			return nil
+		})
 	}))
 }
 

@@ -42,6 +42,14 @@ func (c TTLConfig) unwrap(b []byte) ([]byte, bool) {
 	return b[ttlStampLen:], c.now().Sub(ts) < c.TTL
 }
 
+// frozen is c with its clock stopped now: a checkpoint written after the barrier keeps
+// what was live at the barrier.
+func (c TTLConfig) frozen() TTLConfig {
+	at := c.now()
+	c.Now = func() time.Time { return at }
+	return c
+}
+
 func (c TTLConfig) now() time.Time {
 	if c.Now == nil {
 		return time.Now()

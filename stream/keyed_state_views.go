@@ -124,16 +124,20 @@ func (s *ValueState[K, V]) unwrap(b []byte) ([]byte, bool) {
 	return b[8:], s.ttl.Now().Sub(ts) < s.ttl.TTL
 }
 
-// Snapshot writes the live entries of the subtask's key groups (with their timestamps).
+// Snapshot writes the live entries of the subtask's key groups (with their timestamps):
+// live at the barrier, also when an asynchronous checkpoint writes them later.
 func (s *ValueState[K, V]) Snapshot(w StateWriter) error {
 	if !s.own && backendCovered(w, s.be) {
 		return nil // the checkpoint takes the backend's entries itself
 	}
-	return s.be.Iterate(s.bname, s.rt.KeyGroupStart, s.rt.KeyGroupEnd, func(kg int, key, value []byte) error {
-		if _, live := s.unwrap(value); live {
-			w.Keyed(s.name, kg, key, value)
-		}
-		return nil
+	ttl := s.ttl.frozen()
+	return snapshotView(w, s.be, func(r state.Reader, w StateWriter) error {
+		return r.Iterate(s.bname, s.rt.KeyGroupStart, s.rt.KeyGroupEnd, func(kg int, key, value []byte) error {
+			if _, live := ttl.unwrap(value); live {
+				w.Keyed(s.name, kg, key, value)
+			}
+			return nil
+		})
 	})
 }
 

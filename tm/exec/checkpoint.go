@@ -41,6 +41,9 @@ func (t *task) checkpoint(ctx context.Context, id, ts int64) error {
 	if async && t.backend != nil {
 		w.CoverBackend(t.backend)
 	}
+	if async {
+		t.allowDeferred(w)
+	}
 	if t.reader != nil {
 		splits, err := t.reader.SnapshotState(id)
 		if err != nil {
@@ -53,6 +56,7 @@ func (t *task) checkpoint(ctx context.Context, id, ts int64) error {
 	}
 	for _, op := range t.chain {
 		if err := op.Operator.Snapshot(id, w.Operator(op.ID)); err != nil {
+			w.Release() // the heap views operators before it deferred
 			if errors.Is(err, stream.ErrFatal) {
 				// Declining would go on without what the operator lost (a sink's file).
 				return fmt.Errorf("operator %q snapshot of checkpoint %d: %w", op.Name, id, err)

@@ -47,6 +47,16 @@ func (u *upload) release() {
 		u.incr.release()
 		u.incr = nil
 	}
+	u.w.Release()
+}
+
+// allowDeferred lets the operators' heap keyed state defer its encoding to the upload
+// (copy-on-write views taken at the barrier), unless the configuration keeps the barrier
+// synchronous (StateBackendConfig.SynchronousHeapSnapshots).
+func (t *task) allowDeferred(w *snapshot.Writer) {
+	if !t.e.cfg.StateBackend.SynchronousHeapSnapshots {
+		w.AllowDeferred()
+	}
 }
 
 // uploads is a subtask's uploader: a queue of one and the goroutine draining it.
@@ -64,6 +74,7 @@ func (t *task) prepareUpload(id int64, w *snapshot.Writer) (*upload, error) {
 	if t.incrementalEnabled() {
 		inc, err := t.takeIncremental(id)
 		if err != nil {
+			w.Release()
 			return nil, err
 		}
 		u.incr = inc
@@ -71,6 +82,7 @@ func (t *task) prepareUpload(id int64, w *snapshot.Writer) (*upload, error) {
 	}
 	v, err := t.backend.View()
 	if err != nil {
+		w.Release()
 		return nil, fmt.Errorf("keyed state view: %w", err)
 	}
 	u.view = v
@@ -124,7 +136,15 @@ func (t *task) runUpload(u *upload) {
 		return
 	}
 	var handles []StateHandle
-	var err error
+	// The heap state's copy-on-write views, encoded here rather than at the barrier.
+	err := u.w.RunDeferred()
+	if ctx.Err() != nil {
+		return
+	}
+	if err != nil {
+		_ = t.decline(u.id, fmt.Errorf("writing the keyed state: %w", err))
+		return
+	}
 	if u.incr != nil {
 		handles, err = t.uploadIncremental(ctx, u)
 	} else {

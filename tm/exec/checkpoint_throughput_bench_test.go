@@ -22,12 +22,15 @@ import (
 // accumulator per key, updated by every record) with TIDE_BENCH_CKPT_MIB of keyed state
 // (default 64; make bench also runs 1024) at full speed on one TaskManager, and measures
 // the keyed subtask's records/s while checkpoints are in flight (barrier to completion)
-// against the records/s between them, in the same run: the heap backend (its state
-// encoded at the barrier), pebble with full asynchronous checkpoints (a snapshot at the
-// barrier, the state file streamed from it) and pebble with incremental ones (a Pebble
-// checkpoint at the barrier, new tables uploaded). It also prints the longest the
-// subtask processed nothing and the synchronous part of the barrier. The heap backend
-// runs only up to 256 MiB (beyond, its barrier copy needs gigabytes of memory).
+// against the records/s between them, in the same run: the heap backend with
+// copy-on-write snapshots (a view at the barrier, encoded during the upload) and, as the
+// baseline, with its state encoded at the barrier (heap-sync:
+// StateBackendConfig.SynchronousHeapSnapshots), pebble with full asynchronous checkpoints
+// (a snapshot at the barrier, the state file streamed from it) and pebble with
+// incremental ones (a Pebble checkpoint at the barrier, new tables uploaded). It also
+// prints the longest the subtask processed nothing and the synchronous part of the
+// barrier. The heap backend runs only up to 256 MiB (beyond, the encoded copy its upload
+// holds needs gigabytes of memory).
 // Run with -benchtime 1x; benchmarks never fail on timing.
 func BenchmarkCheckpointThroughput(b *testing.B) {
 	mib := int64(64)
@@ -38,23 +41,35 @@ func BenchmarkCheckpointThroughput(b *testing.B) {
 		}
 		mib = n
 	}
-	type mode struct {
-		name        string
-		backend     state.Type
-		incremental bool
-	}
-	modes := []mode{{"pebble-incremental", state.Pebble, true}, {"pebble-full", state.Pebble, false}}
+	modes := []ckptMode{{name: "pebble-incremental", backend: state.Pebble, incremental: true}, {name: "pebble-full", backend: state.Pebble}}
 	if mib <= 256 {
-		modes = append(modes, mode{"heap", state.Hashmap, false})
+		modes = append(modes, ckptMode{name: "heap", backend: state.Hashmap}, ckptMode{name: "heap-sync", backend: state.Hashmap, syncHeap: true})
 	}
 	for _, m := range modes {
 		b.Run(fmt.Sprintf("%dMiB/%s", mib, m.name), func(b *testing.B) {
 			for range b.N {
-				benchCheckpointThroughput(b, mib<<20, m.backend, m.incremental)
+				benchCheckpointThroughput(b, mib<<20, m)
 			}
 		})
 	}
 }
+
+// ckptMode is one backend setup of BenchmarkCheckpointThroughput.
+type ckptMode struct {
+	name        string
+	backend     state.Type
+	incremental bool
+	syncHeap    bool // the heap state encoded at the barrier (the copy-on-write baseline)
+}
+
+// ckptResult is what a heap run measured, for the copy-on-write/baseline comparison.
+type ckptResult struct {
+	sync  time.Duration
+	ratio float64
+}
+
+// heapSync holds the heap runs' results by ckptMode.syncHeap (the modes run in order).
+var heapSync = map[bool]ckptResult{}
 
 // ckptValue is the size of each key's accumulator.
 const ckptValue = 1000
@@ -104,7 +119,8 @@ type ckptWindow struct {
 	uploaded   int64
 }
 
-func benchCheckpointThroughput(b *testing.B, size int64, backend state.Type, incremental bool) {
+func benchCheckpointThroughput(b *testing.B, size int64, m ckptMode) {
+	backend, incremental := m.backend, m.incremental
 	keys := size / ckptValue
 	job := throughputJob(keys)
 	dir := b.TempDir()
@@ -115,7 +131,7 @@ func benchCheckpointThroughput(b *testing.B, size int64, backend state.Type, inc
 	}
 	defer mem.Close()
 	am := newFakeAM(b, job, 1, func(c *exec.Config) {
-		c.StateBackend = exec.StateBackendConfig{Type: backend, Dir: dir, Incremental: incremental, Memory: mem}
+		c.StateBackend = exec.StateBackendConfig{Type: backend, Dir: dir, Incremental: incremental, Memory: mem, SynchronousHeapSnapshots: m.syncHeap}
 	})
 	am.checkpointing = true
 	keyedVertex := ""
@@ -199,11 +215,16 @@ func benchCheckpointThroughput(b *testing.B, size int64, backend state.Type, inc
 	}
 	close(stop)
 	<-sampled
-	m, _ := sample()
+	sm, _ := sample()
 
 	mode := string(backend)
-	if backend == state.Pebble {
+	switch {
+	case backend == state.Pebble:
 		mode += map[bool]string{true: " incremental", false: " full"}[incremental]
+	case m.syncHeap:
+		mode += " (encoded at the barrier)"
+	default:
+		mode += " (copy-on-write)"
 	}
 	fmt.Printf("\n%s, %d MiB of keyed state (%d keys of %d bytes), filled in %s at %.0f records/s\n",
 		mode, size>>20, keys, ckptValue, roundMs(fill), float64(keys)/fill.Seconds())
@@ -214,8 +235,20 @@ func benchCheckpointThroughput(b *testing.B, size int64, backend state.Type, inc
 	}
 	fmt.Printf("  records/s: %.0f between checkpoints, %.0f during them: during/between = %.2f (goal >= 0.80); longest time without a record processed: %s during a checkpoint, %s between\n",
 		outside.rate(), during.rate(), during.rate()/outside.rate(), roundMs(stall[1]), roundMs(stall[0]))
-	fmt.Printf("  uploads that waited for the previous one: %d\n", m.UploadWaits)
+	fmt.Printf("  uploads that waited for the previous one: %d\n", sm.UploadWaits)
 	b.ReportMetric(during.rate()/outside.rate(), "during/between")
+	var longest time.Duration
+	for _, w := range windows {
+		longest = max(longest, w.sync)
+	}
+	if backend == state.Hashmap {
+		heapSync[m.syncHeap] = ckptResult{sync: longest, ratio: during.rate() / outside.rate()}
+	}
+	if cow, ok := heapSync[false]; ok && m.syncHeap && backend == state.Hashmap {
+		base := heapSync[true]
+		fmt.Printf("\nheap, %d MiB: the barrier's synchronous part (longest of 3): copy-on-write %s, encoded at the barrier %s (%.0fx shorter); during/between %.2f vs %.2f\n",
+			size>>20, cow.sync.Round(time.Microsecond), roundMs(base.sync), float64(base.sync)/float64(max(cow.sync, time.Microsecond)), cow.ratio, base.ratio)
+	}
 }
 
 type rateSum struct {

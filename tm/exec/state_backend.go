@@ -23,6 +23,11 @@ type StateBackendConfig struct {
 	// (taskmanager.state.local.root-dirs; empty: Dir). Each TaskManager process has a
 	// directory of its own under it (tm/localstate OpenNew).
 	LocalDir string
+	// SynchronousHeapSnapshots makes the heap backend's keyed state write its entries at
+	// the barrier, on the subtask's goroutine, as before its copy-on-write snapshots (the
+	// throughput benchmark's baseline); by default an asynchronous checkpoint takes a
+	// copy-on-write view at the barrier and encodes it during the upload.
+	SynchronousHeapSnapshots bool
 	// Memory is the TaskManager's managed memory, shared by its pebble instances (nil:
 	// Pebble's own defaults per instance).
 	Memory *state.Memory

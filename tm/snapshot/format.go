@@ -72,6 +72,9 @@ type Writer struct {
 	ops []*opWriter
 	// backend is the keyed state backend whose entries the writer takes itself (CoverBackend).
 	backend state.Backend
+	// async: operators may defer writing their keyed state (AllowDeferred, deferred.go).
+	async    bool
+	deferred []deferred
 }
 
 type opWriter struct {
