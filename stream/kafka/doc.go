@@ -14,5 +14,6 @@
 // or ExactlyOnce (two-phase commit: one Kafka transaction per subtask and checkpoint, flushed
 // at the barrier, committed when the checkpoint completes, re-committed after a restore,
 // transactional ids <prefix>-<subtask>-<n> that fence zombies and whose leftovers are
-// aborted on restore).
+// aborted on restore). The producer lingers as execution.buffer-timeout says (0: every record
+// at once, -1: full batches only, at most a minute), also after a live reload of it.
 package kafka

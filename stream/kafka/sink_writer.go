@@ -45,6 +45,10 @@ type writer[T any] struct {
 	txnRecords int
 	pending    []committable
 
+	// timeout is the job's execution.buffer-timeout the clients that write records linger by
+	// (lingerFor); SetBufferTimeout changes it.
+	timeout time.Duration
+
 	errMu    sync.Mutex
 	asyncErr error
 }
@@ -52,7 +56,7 @@ type writer[T any] struct {
 func newWriter[T any](name string, cfg *Sink[T]) *writer[T] { return &writer[T]{name: name, cfg: cfg} }
 
 func (w *writer[T]) clientOpts(extra ...kgo.Opt) []kgo.Opt {
-	opts := []kgo.Opt{kgo.SeedBrokers(w.cfg.Brokers...), kgo.DefaultProduceTopic(w.cfg.Topic)}
+	opts := []kgo.Opt{kgo.SeedBrokers(w.cfg.Brokers...), kgo.DefaultProduceTopic(w.cfg.Topic), lingerOpt(w.timeout)}
 	opts = append(opts, extra...)
 	return append(opts, w.cfg.ClientOptions...)
 }
@@ -63,15 +67,12 @@ func (w *writer[T]) errorf(format string, args ...any) error {
 
 func (w *writer[T]) Open(ctx context.Context, rt stream.Runtime, restored stream.StateReader) error {
 	w.rt = rt
+	w.timeout = rt.BufferTimeout
 	w.log = slog.Default().With("sink", w.name, "subtask", rt.Subtask, "guarantee", w.cfg.Guarantee.String())
 	w.ctx, w.cancel = context.WithCancel(context.Background())
-	var extra []kgo.Opt
-	if w.cfg.Guarantee == None {
-		extra = append(extra, kgo.RequiredAcks(kgo.LeaderAck()), kgo.DisableIdempotentWrite())
-	}
-	base, err := kgo.NewClient(w.clientOpts(extra...)...)
+	base, err := w.newBase()
 	if err != nil {
-		return w.errorf("%w", err)
+		return err
 	}
 	w.base = base
 	if w.cfg.Guarantee != ExactlyOnce {
@@ -84,6 +85,46 @@ func (w *writer[T]) Open(ctx context.Context, rt stream.Runtime, restored stream
 		return err
 	}
 	return w.beginTransaction(rctx, next)
+}
+
+// newBase makes the client that writes the records of None and AtLeastOnce and sends the
+// transaction requests of ExactlyOnce.
+func (w *writer[T]) newBase() (*kgo.Client, error) {
+	var extra []kgo.Opt
+	if w.cfg.Guarantee == None {
+		extra = append(extra, kgo.RequiredAcks(kgo.LeaderAck()), kgo.DisableIdempotentWrite())
+	}
+	cl, err := kgo.NewClient(w.clientOpts(extra...)...)
+	if err != nil {
+		return nil, w.errorf("%w", err)
+	}
+	return cl, nil
+}
+
+// SetBufferTimeout follows a reloaded execution.buffer-timeout. A client's linger is fixed
+// when it is made, so None and AtLeastOnce deliver what the current client holds (in order:
+// the records of one key stay in order on their partition) and go on with a new client;
+// ExactlyOnce makes its next transaction's client, at the next checkpoint, with the new
+// linger.
+func (w *writer[T]) SetBufferTimeout(d time.Duration) error {
+	if lingerFor(d) == lingerFor(w.timeout) {
+		w.timeout = d
+		return nil
+	}
+	w.timeout = d
+	if w.cfg.Guarantee == ExactlyOnce || w.base == nil {
+		return nil
+	}
+	if err := w.flush(w.base); err != nil {
+		return err
+	}
+	base, err := w.newBase()
+	if err != nil {
+		return err
+	}
+	w.base.Close()
+	w.base = base
+	return nil
 }
 
 // restore commits the restored pending transactions this subtask is responsible for, aborts
