@@ -237,7 +237,11 @@ func (e *executing) onTasksChanged(now time.Time) {
 func (e *executing) onTaskFailed(now time.Time, cause string, unrecoverable bool, trigger RescaleTrigger) {
 	s := e.s
 	if trigger == TriggerBlocklistEvacuation {
-		target, _, _ := e.candidate()
+		// The target is what the slots off blocked nodes give: the evacuated subtasks'
+		// slots, still reserved now, count as usable until they stop, and a target
+		// counting them would never match the plan (the restart then waited out the
+		// submission stabilization for nothing).
+		target, _ := allocator.DetermineParallelism(s.requirements(), s.pool.UnblockedSlots())
 		s.metrics.NumRestarts++
 		s.history.begin(now, trigger, cause, StateExecuting, s.dep.parallelism, s.order)
 		s.statusCause = cause

@@ -367,5 +367,17 @@ func (p *Pool) Counts() (usable, free int) {
 	return usable, free
 }
 
+// UnblockedSlots returns the number of slots, reserved or free, of TaskManagers off
+// blocked nodes: what the job can run on once an evacuation has freed the blocked ones.
+func (p *Pool) UnblockedSlots() int {
+	n := 0
+	for _, tm := range p.sorted {
+		if !p.blocked(tm.node) {
+			n += len(tm.slots)
+		}
+	}
+	return n
+}
+
 // Len returns the number of registered TaskManagers.
 func (p *Pool) Len() int { return len(p.sorted) }
