@@ -238,6 +238,7 @@ func (t *task) loadRestore(ctx context.Context) (stateSource, error) {
 	if n <= 0 {
 		return stateSource{}, nil
 	}
+	start := time.Now()
 	src, closeSrc, err := t.openRestoreSource(ctx, n)
 	if err != nil {
 		return stateSource{}, err
@@ -301,7 +302,8 @@ func (t *task) loadRestore(ctx context.Context) (stateSource, error) {
 	t.metrics.restoreLocal.Store(fetch.localBytes)
 	t.metrics.restoreDownloaded.Store(fetch.downloadedBytes)
 	t.log.Info("restoring state", append([]any{"checkpoint", n, "from", src.st.URI() + "/" + src.dir, "files", loaded,
-		"databases", len(dbs), "key_groups", fmt.Sprintf("%d-%d", t.kgStart, t.kgEnd), "vertex_ended", r.VertexEnded()},
+		"databases", len(dbs), "key_groups", fmt.Sprintf("%d-%d", t.kgStart, t.kgEnd), "vertex_ended", r.VertexEnded(),
+		"restore_ms", time.Since(start).Milliseconds()},
 		fetch.logArgs()...)...)
 	return stateSource{r: r}, nil
 }

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/tidestream/tide/core/checkpoint"
 	"github.com/tidestream/tide/state"
@@ -371,6 +372,7 @@ func (t *task) restoreDB(ctx context.Context, src restoreSource, meta checkpoint
 	defer os.RemoveAll(dir)
 	var sources []state.RestoreSource
 	skipped := 0
+	start := time.Now()
 	for _, m := range use {
 		rs := state.RestoreSource{Files: map[string]string{}, Placeholders: map[string]int64{}}
 		for _, f := range m.Files {
@@ -387,6 +389,7 @@ func (t *task) restoreDB(ctx context.Context, src restoreSource, meta checkpoint
 		}
 		sources = append(sources, rs)
 	}
+	fetched := time.Now()
 	be, err := state.OpenPebbleFromCheckpoints(ctx, t.pebbleOptions(), t.kgStart, t.kgEnd, sources[0], sources[1:])
 	if err != nil {
 		return fmt.Errorf("restoring checkpoint %d: %w", n, err)
@@ -405,6 +408,7 @@ func (t *task) restoreDB(ctx context.Context, src restoreSource, meta checkpoint
 			}
 		}
 	}
-	t.log.Info("restored the pebble database", "checkpoint", n, "sources", len(use), "tables_skipped", skipped)
+	t.log.Info("restored the pebble database", "checkpoint", n, "sources", len(use), "tables_skipped", skipped,
+		"fetch_ms", fetched.Sub(start).Milliseconds(), "open_ms", time.Since(fetched).Milliseconds())
 	return nil
 }
