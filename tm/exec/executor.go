@@ -110,6 +110,8 @@ type Executor struct {
 	mu       sync.Mutex
 	attempts map[int64]*attempt
 	closed   bool
+	// retiring: the state backends of cancelled subtasks still closing (Close waits)
+	retiring sync.WaitGroup
 }
 
 // attempt is the subtasks of one deployment attempt running here.
@@ -340,6 +342,16 @@ func (e *Executor) Close(ctx context.Context) error {
 	e.mu.Unlock()
 	for _, id := range ids {
 		e.Cancel(ctx, id)
+	}
+	done := make(chan struct{})
+	go func() {
+		e.retiring.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-ctx.Done():
+		e.log.Warn("state backends of cancelled subtasks still closing", "err", ctx.Err())
 	}
 	return ctx.Err()
 }

@@ -328,7 +328,27 @@ func (t *task) openOperators(ctx context.Context, restore stateSource) error {
 }
 
 func (t *task) closeOperators() {
+	if t.a.ctx.Err() != nil && (t.uploads != nil || t.backend != nil || t.restoredDB != nil) {
+		// Cancelled (a rescale, a failover): nothing reads the state any more, and the
+		// next attempt must not wait for it. Waiting for an in-flight checkpoint's flush
+		// and the database's compactions before reporting CANCELED took 0.3-0.7 s of the
+		// switch at 1 GiB; the executor waits for these closes when it closes.
+		t.closeOperatorsOnly()
+		t.e.retiring.Add(1)
+		go func() {
+			defer t.e.retiring.Done()
+			t.stopUploads()
+			t.closeBackend()
+		}()
+		return
+	}
 	t.stopUploads()
+	t.closeOperatorsOnly()
+	t.closeBackend()
+}
+
+// closeOperatorsOnly closes the source reader and the chain's operators.
+func (t *task) closeOperatorsOnly() {
 	if t.reader != nil {
 		if err := t.reader.Close(); err != nil {
 			t.log.Warn("closing source reader", "err", err)
@@ -339,7 +359,6 @@ func (t *task) closeOperators() {
 			t.log.Warn("closing operator", "operator", op.Name, "err", err)
 		}
 	}
-	t.closeBackend()
 }
 
 // advanceWatermark passes a watermark through the chain and on to the consumers.
