@@ -60,8 +60,11 @@ func BenchmarkWarmupDowntime(b *testing.B) {
 				if !lossOnly() {
 					warm = runMoves(b, size, "warm-up", true, false)
 				}
-				cold := runMoves(b, size, "no warm-up", false, false)
-				standby := runMoves(b, size, "standby", false, true)
+				var cold, standby moveTimes
+				if !warmOnly() {
+					cold = runMoves(b, size, "no warm-up", false, false)
+					standby = runMoves(b, size, "standby", false, true)
+				}
 				row.add(warm, cold, standby)
 			}
 			row.div(b.N)
@@ -79,14 +82,17 @@ func BenchmarkWarmupDowntime(b *testing.B) {
 
 // moveTimes are the downtimes of one cluster's moves (0: not measured in that run).
 type moveTimes struct {
-	up, evac, loss       time.Duration
-	lossInfo             string
+	up, evac, loss time.Duration
+	lossInfo       string
+	// where: where each move's downtime went (AM switch, slowest restore), for the table
+	where                []string
 	upBytes, evacBytes   int64
 	upWarmup, evacWarmup time.Duration
 }
 
 type downtimeRow struct {
 	size                               int64
+	where                              []string
 	upWarm, upCold, evacWarm, evacCold time.Duration
 	lossStandby, lossCold              time.Duration
 	upWarmBytes, upColdBytes           int64
@@ -95,6 +101,9 @@ type downtimeRow struct {
 }
 
 func (r *downtimeRow) add(warm, cold, standby moveTimes) {
+	for _, m := range []moveTimes{warm, cold, standby} {
+		r.where = append(r.where, m.where...)
+	}
 	r.upWarm += warm.up
 	r.evacWarm += warm.evac
 	r.upCold += cold.up
@@ -143,6 +152,12 @@ func printDowntimeTable(rows []downtimeRow) {
 			fmt.Sprintf("%s, %s / %s", ms(r.upWarmup), fmtSize(r.upWarmBytes), fmtSize(r.upColdBytes)),
 			fmt.Sprintf("%s, %s / %s", ms(r.evacWarmup), fmtSize(r.evacWarmBytes), fmtSize(r.evacColdBytes)))
 	}
+	fmt.Fprintf(&buf, "where the downtime went (record gap; AM: switch start -> every new subtask running; the slowest subtask restore):\n")
+	for _, r := range rows {
+		for _, w := range r.where {
+			fmt.Fprintf(&buf, "%-8s | %s\n", fmtSize(r.size), w)
+		}
+	}
 	if len(rows) > 1 {
 		first, last := rows[0], rows[len(rows)-1]
 		fmt.Fprintf(&buf, "%s / %s: scale-up warm %s (goal <= 2x), cold %s; evacuation warm %s, cold %s; TM loss standby %s, none %s\n",
@@ -179,6 +194,10 @@ func benchStorage() string {
 // standby and without (each from two TaskManagers), for a quick look at one size.
 func lossOnly() bool { return os.Getenv("TIDE_BENCH_WARMUP_ONLY") == "loss" }
 
+// warmOnly: TIDE_BENCH_WARMUP_ONLY=warm times only the moves with warm-up (scale-up and
+// evacuation), for a quick look at where a warmed-up switch spends its time.
+func warmOnly() bool { return os.Getenv("TIDE_BENCH_WARMUP_ONLY") == "warm" }
+
 // benchKeys: keys of the ballast job (every key group of the default 128 gets some).
 const benchKeys = 2048
 
@@ -205,6 +224,14 @@ func runMoves(b *testing.B, size int64, mode string, warm, standby bool) moveTim
 	}
 	c := startCluster(b, examples.CheckableCountName, args, 2, dyn)
 	defer c.Stop(b.Context())
+	if keep := os.Getenv("TIDE_BENCH_WARMUP_LOGS"); keep != "" { // a directory to copy the cluster's logs into
+		defer func() {
+			dst := filepath.Join(keep, strings.ReplaceAll(fmtSize(size)+"-"+mode, " ", ""))
+			if err := os.CopyFS(dst, os.DirFS(c.LogDir())); err != nil {
+				b.Logf("keeping the logs in %s: %v", dst, err)
+			}
+		}()
+	}
 	id := jobID(b, c)
 	log := &progressLog{path: progress}
 	d := waitLong(b, c, id, 2)
@@ -220,11 +247,13 @@ func runMoves(b *testing.B, size int64, mode string, warm, standby bool) moveTim
 		})
 		m.loss, m.lossInfo = timeMove(b, c, id, log, d.Attempt, 1, "RESOURCE_LOST", func() error { return c.Signal("tm-1", syscall.SIGKILL) })
 		b.Logf("%s %s: TaskManager SIGKILL %v (%s)", fmtSize(size), mode, m.loss, m.lossInfo)
+		m.note(b, c, id, mode+" TM SIGKILL", m.loss)
 		return m
 	}
 	if lossOnly() {
 		m.loss, m.lossInfo = timeMove(b, c, id, log, d.Attempt, 1, "RESOURCE_LOST", func() error { return c.Signal("tm-1", syscall.SIGKILL) })
 		b.Logf("%s %s: TaskManager SIGKILL %v (%s)", fmtSize(size), mode, m.loss, m.lossInfo)
+		m.note(b, c, id, mode+" TM SIGKILL", m.loss)
 		return m
 	}
 	var r api.Rescale
@@ -234,6 +263,7 @@ func runMoves(b *testing.B, size int64, mode string, warm, standby bool) moveTim
 	})
 	m.upBytes, m.upWarmup = r.BytesMoved, time.Duration(r.WarmupDuration)*time.Millisecond
 	b.Logf("%s %s: scale-up %v (rescale %+v)", fmtSize(size), mode, m.up, r)
+	m.note(b, c, id, mode+" scale-up", m.up)
 	d = waitLong(b, c, id, 3)
 	waitCheckpointLong(b, c, id, d.Attempt)
 	m.evac, r = timeMoveRescale(b, c, id, log, d.Attempt, 2, "BLOCKLIST_EVACUATION", func() error {
@@ -246,13 +276,33 @@ func runMoves(b *testing.B, size int64, mode string, warm, standby bool) moveTim
 	})
 	m.evacBytes, m.evacWarmup = r.BytesMoved, time.Duration(r.WarmupDuration)*time.Millisecond
 	b.Logf("%s %s: evacuation %v (rescale %+v)", fmtSize(size), mode, m.evac, r)
+	m.note(b, c, id, mode+" evacuation", m.evac)
 	if !warm {
 		d = waitLong(b, c, id, 2)
 		waitCheckpointLong(b, c, id, d.Attempt)
 		m.loss, m.lossInfo = timeMove(b, c, id, log, d.Attempt, 1, "RESOURCE_LOST", func() error { return c.Signal("tm-1", syscall.SIGKILL) })
 		b.Logf("%s %s: TaskManager SIGKILL %v (%s)", fmtSize(size), mode, m.loss, m.lossInfo)
+		m.note(b, c, id, mode+" TM SIGKILL", m.loss)
 	}
 	return m
+}
+
+// note records where the last move's downtime went: the AM's switch downtime of the
+// newest rescale and the slowest restore of its attempt.
+func (m *moveTimes) note(b *testing.B, c *standalone.LocalCluster, id, what string, gap time.Duration) {
+	b.Helper()
+	var rs api.Rescales
+	if err := rest(c, "/jobs/"+id+"/rescales", &rs); err != nil || len(rs.Rescales) == 0 {
+		b.Fatalf("%s: reading the rescales: %v", what, err)
+	}
+	r := rs.Rescales[len(rs.Rescales)-1]
+	slow, err := slowestRestore(c.LogDir(), r.Attempt)
+	if err != nil {
+		b.Fatal(err)
+	}
+	w := fmt.Sprintf("%-24s gap %5d ms; AM %5d ms; %s", what, gap.Milliseconds(), r.SwitchDowntime, slow)
+	b.Log(w)
+	m.where = append(m.where, w)
 }
 
 // timeMove makes a change and returns the record gap it caused, with the rescale's summary.
