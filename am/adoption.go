@@ -79,6 +79,7 @@ func (a *AM) adoptDeployment(e core.Deploy) {
 	e.RestoreFrom = 0 // the adopted attempt restored nothing: it kept running
 	a.view.deployed(e, a.clock.Now())
 	a.ckpt.deployed(e.Attempt, 0)
+	a.ckpt.abandonInFlight(e.Attempt, d.placement)
 	received := map[core.SubtaskID][]string{}
 	for tm := range tms {
 		if s, ok := a.sessions[tm]; ok {
@@ -92,9 +93,21 @@ func (a *AM) adoptDeployment(e core.Deploy) {
 		"run", run, "parallelism", parallelism, "taskmanagers", len(tms), "latestCheckpoint", latest)
 	msg := &rpc.JobManagerMessage{Kind: &rpc.JobManagerMessage_FailoverAdopt{FailoverAdopt: &rpc.FailoverAdopt{
 		Attempt: int64(e.Attempt), RunId: run}}}
+	// The lost AM may have died between writing a checkpoint's _metadata and telling the
+	// subtasks: the latest complete checkpoint is announced again, so two-phase sinks commit
+	// what they pre-committed for it now (committing twice is a no-op) instead of at the
+	// next checkpoint, or never if the job ends without one.
+	var complete *rpc.JobManagerMessage
+	if latest > 0 {
+		complete = &rpc.JobManagerMessage{Kind: &rpc.JobManagerMessage_CheckpointComplete{CheckpointComplete: &rpc.NotifyCheckpointComplete{
+			Attempt: int64(e.Attempt), CheckpointId: int64(latest)}}}
+	}
 	for tm := range tms {
 		if s, ok := a.sessions[tm]; ok {
 			s.send(msg)
+			if complete != nil {
+				s.send(complete)
+			}
 		}
 	}
 	a.recordDeployment(run, e)

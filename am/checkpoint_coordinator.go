@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"os"
 	"slices"
 	"sync"
 	"time"
@@ -58,6 +59,11 @@ type checkpointCoordinator struct {
 	// stopCtx ends the writes still running when the AM stops.
 	stopCtx  context.Context
 	stopWork context.CancelFunc
+	// lostHighest is the highest checkpoint id the lost AM triggered, as the TaskManagers
+	// that outlived it reported it (0: none reported).
+	lostHighest int64
+	// crash is where the process kills itself for a failover test (crash_point.go).
+	crash crashPoint
 
 	bg sync.WaitGroup
 }
@@ -79,6 +85,9 @@ func newCheckpointCoordinator(a *AM, cfg Config) (*checkpointCoordinator, error)
 		tolerance: failureTolerance{limit: tolerable}, fromSavepoint: cfg.FromSavepoint, shared: newSharedRegistry(),
 		allowNonRestored: cfg.AllowNonRestoredState}
 	c.stopCtx, c.stopWork = context.WithCancel(context.Background())
+	if c.crash, err = parseCrashPoint(os.Getenv(CrashPointEnv)); err != nil {
+		return nil, err
+	}
 	if cfg.Storage != nil {
 		c.store = &checkpointStore{st: cfg.Storage, jobID: cfg.JobID}
 	}
@@ -216,9 +225,26 @@ func (c *checkpointCoordinator) skipIDs(highest int64) {
 	if highest <= 0 {
 		return
 	}
+	c.lostHighest = max(c.lostHighest, highest)
 	for _, id := range c.co.Adopt(nil, highest) {
 		c.discard(id)
 	}
+}
+
+// abandonInFlight runs when the new AM adopts attempt's subtasks (placed as placement):
+// the last checkpoint the lost AM triggered, if not complete, never completes, and the
+// adopted subtasks may still be writing their state into it (a subtask that was
+// slow to align writes after the new AM started, its acknowledgement goes nowhere). Their
+// directories go once every subtask acknowledged a later checkpoint (see writerDone),
+// stopped, or after abortGrace; whatever was written is never counted as complete.
+func (c *checkpointCoordinator) abandonInFlight(attempt core.AttemptID, placement map[core.SubtaskID]core.TaskManagerID) {
+	latest, id := int64(c.latest()), c.lostHighest
+	if id <= latest {
+		return
+	}
+	c.log.Info("aborting the checkpoint the lost AM left in flight", "checkpoint", id, "latestComplete", latest, "path", c.chkPath(id))
+	c.expectWriters(id, attempt, placement)
+	c.aborted(id)
 }
 
 // latest is the newest complete checkpoint, 0 if none.
@@ -462,6 +488,7 @@ func (c *checkpointCoordinator) finalized(done checkpoint.Completed, err error) 
 		c.failed(f, true, true)
 		return
 	}
+	c.crashIfCompleted(done.ID)
 	c.tolerance.succeeded()
 	c.completedWriters(done.ID)
 	c.sharedFiles().register(done.ID, sharedNames(c.jobID, done.Handles))

@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -32,25 +31,18 @@ func TestAMFailoverAdoptsRunningTasksStandalone(t *testing.T) {
 	d := waitRunningAt(t, c, jid, 2)
 	waitCheckpointIn(t, c, jid, d.Attempt)
 
-	var cur *restartedAM
+	var cur *testkit.RestartedAM
 	var away []amAbsent
 	for n := 2; n <= 3; n++ {
 		before := latestCompleted(t, c, jid)
 		killed := time.Now()
 		if cur == nil {
-			r.kill(t)
+			r.Kill(t)
 		} else {
-			pid, ok := amProcess(r.restPort)
-			if !ok {
-				t.Fatal("no AM process found")
-			}
-			if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
-				t.Fatal(err)
-			}
-			<-cur.done
+			r.KillStarted(t, cur)
 		}
 		time.Sleep(amAbsence) // the job runs without an AM meanwhile
-		cur = r.start(t, n)
+		cur = r.Start(t, n)
 		after := waitRunningAt(t, c, jid, 2)
 		back := time.Now()
 		if after.Attempt != d.Attempt || after.RestoreFrom != 0 {
@@ -68,7 +60,7 @@ func TestAMFailoverAdoptsRunningTasksStandalone(t *testing.T) {
 		})
 		away = append(away, amAbsent{killed: killed, back: back, checkpointed: time.Now()})
 	}
-	cur.wait(t, 4*time.Minute)
+	cur.Wait(t, 4*time.Minute)
 	testkit.CheckExactOutput(t, out, args)
 	checkFlowedThrough(t, stamps, records, away)
 	for n := 2; n <= 3; n++ {

@@ -173,8 +173,8 @@ func TestAMStateSurvivesStandaloneAMKill(t *testing.T) {
 		return len(v.Blocked) == 1 && len(v.Rescales) >= 2 && len(v.Exceptions) >= 1 && v.Completed >= 3
 	}, func() ([]byte, error) { return os.ReadFile(filepath.Join(ckpt, jid, "_am_state")) })
 
-	am.kill(t)
-	am.start(t, 2)
+	am.Kill(t)
+	am.Start(t, 2)
 	waitRunningAt(t, c, jid, 1)
 	after, err := readAMStateView(restOf(c), jid)
 	if err != nil {

@@ -49,16 +49,16 @@ func TestSplitLogSurvivesStandaloneAMKill(t *testing.T) {
 		return t.LastCompleted() > 0 && len(t.Uncheckpointed()) > 0, nil
 	})
 
-	am.kill(t)
-	am2 := am.start(t, 2)
-	am2.wait(t, 4*time.Minute)
+	am.Kill(t)
+	am2 := am.Start(t, 2)
+	am2.Wait(t, 4*time.Minute)
 	testkit.CheckExactOutput(t, out, args)
-	logged, err := os.ReadFile(am2.log)
+	logged, err := os.ReadFile(am2.Log)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(string(logged), "split assignment log replayed") {
-		t.Errorf("the second AM did not replay the split assignment log (log %s)", am2.log)
+		t.Errorf("the second AM did not replay the split assignment log (log %s)", am2.Log)
 	}
 	if _, err := os.Stat(logName); !os.IsNotExist(err) {
 		t.Errorf("split assignment log of the finished job still there: %v", err)

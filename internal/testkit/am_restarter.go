@@ -1,0 +1,140 @@
+package testkit
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/tidestream/tide/standalone"
+)
+
+// AMRestarter SIGKILLs the AM of a local cluster on fixed ports and starts it again by hand
+// with the same command, checkpoint directory and ports, so the surviving TaskManagers
+// reconnect to the next attempt. The AMs it starts get the test's environment, not
+// LocalOptions.Env (which only the first AM and the TaskManagers get).
+type AMRestarter struct {
+	C        *standalone.LocalCluster
+	bin      string
+	dyn      []string // the AM's -D settings
+	job      string
+	args     []string // the job's arguments
+	RPCPort  int
+	RESTPort int
+}
+
+// StartAMRestartCluster starts the local cluster opts describes (see StartLocal) on free
+// AM ports it keeps for the next attempts.
+func StartAMRestartCluster(t testing.TB, bin string, opts standalone.LocalOptions) *AMRestarter {
+	t.Helper()
+	r := &AMRestarter{bin: bin, dyn: opts.Dynamic, job: opts.JobName, args: opts.JobArgs}
+	for _, p := range []*int{&r.RPCPort, &r.RESTPort} {
+		port, err := standalone.FreePort()
+		if err != nil {
+			t.Fatal(err)
+		}
+		*p = port
+	}
+	opts.RPCPort, opts.RESTPort = r.RPCPort, r.RESTPort
+	r.C = StartLocal(t, bin, opts)
+	return r
+}
+
+// Kill SIGKILLs the cluster's first AM and waits for it to end.
+func (r *AMRestarter) Kill(t testing.TB) {
+	t.Helper()
+	pid, ok := AMProcess(r.RESTPort)
+	if !ok {
+		t.Fatal("no AM process found")
+	}
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	<-r.C.AMDone()
+}
+
+// KillStarted SIGKILLs an AM that Start started and waits for it to end.
+func (r *AMRestarter) KillStarted(t testing.TB, am *RestartedAM) {
+	t.Helper()
+	pid, ok := AMProcess(r.RESTPort)
+	if !ok {
+		t.Fatal("no AM process found")
+	}
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	<-am.Done
+}
+
+// RestartedAM is an AM attempt the test started by hand.
+type RestartedAM struct {
+	Log  string        // its log file, in the cluster's log directory
+	Done chan struct{} // closed when it exited
+	err  error         // its exit error, once Done is closed
+}
+
+// Start starts AM attempt n by hand (logging to jobmanager-<n>.log); it is stopped when the
+// test ends, SIGTERM first.
+func (r *AMRestarter) Start(t testing.TB, n int) *RestartedAM {
+	t.Helper()
+	amArgs := []string{"jobmanager"}
+	for _, d := range r.dyn {
+		amArgs = append(amArgs, "-D", d)
+	}
+	amArgs = append(amArgs, "-D", "jobmanager.rpc.address=127.0.0.1", "-D", "jobmanager.rpc.port="+strconv.Itoa(r.RPCPort),
+		"-D", "rest.bind-address=127.0.0.1", "-D", "rest.port="+strconv.Itoa(r.RESTPort),
+		"--job-classname", r.job, "--")
+	cmd := exec.Command(r.bin, append(amArgs, r.args...)...)
+	am := &RestartedAM{Log: filepath.Join(r.C.LogDir(), "jobmanager-"+strconv.Itoa(n)+".log"), Done: make(chan struct{})}
+	logFile, err := os.Create(am.Log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	if err := cmd.Start(); err != nil {
+		logFile.Close()
+		t.Fatal(err)
+	}
+	go func() {
+		am.err = cmd.Wait()
+		logFile.Close()
+		close(am.Done)
+	}()
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-am.Done:
+		case <-time.After(10 * time.Second):
+			_ = cmd.Process.Kill()
+			<-am.Done
+		}
+	})
+	return am
+}
+
+// Wait waits up to timeout for the AM to exit and fails t unless it exited successfully.
+func (a *RestartedAM) Wait(t testing.TB, timeout time.Duration) {
+	t.Helper()
+	select {
+	case <-a.Done:
+		if a.err != nil {
+			t.Fatalf("the restarted AM exited with %v (log %s)", a.err, a.Log)
+		}
+	case <-time.After(timeout):
+		t.Fatalf("the job did not finish under the restarted AM within %s (log %s)", timeout, a.Log)
+	}
+}
+
+// AMProcess finds the pid of the `tide jobmanager` serving REST on port.
+func AMProcess(port int) (int, bool) {
+	for _, p := range Processes() {
+		if p.Role() == "jobmanager" && slices.Contains(p.Args, "rest.port="+strconv.Itoa(port)) {
+			return p.PID, true
+		}
+	}
+	return 0, false
+}
