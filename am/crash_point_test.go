@@ -1,0 +1,46 @@
+package am
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestParseCrashPoint(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want int64
+		err  bool
+	}{
+		{"", 0, false},
+		{"checkpoint-completed:1", 1, false},
+		{"checkpoint-completed:42", 42, false},
+		{"checkpoint-completed:0", 0, true},
+		{"checkpoint-completed:-3", 0, true},
+		{"checkpoint-completed", 0, true},
+		{"checkpoint-completed:x", 0, true},
+		{"checkpoint-triggered:3", 0, true},
+	} {
+		got, err := parseCrashPoint(tc.in)
+		if (err != nil) != tc.err || got.afterCompleted != tc.want {
+			t.Errorf("parseCrashPoint(%q) = %+v, %v; want %d, error %v", tc.in, got, err, tc.want, tc.err)
+		}
+		if err != nil && !strings.Contains(err.Error(), CrashPointEnv) {
+			t.Errorf("parseCrashPoint(%q): error %q does not name %s", tc.in, err, CrashPointEnv)
+		}
+	}
+}
+
+func FuzzParseCrashPoint(f *testing.F) {
+	f.Add("checkpoint-completed:7")
+	f.Add("checkpoint-completed:")
+	f.Add(":")
+	f.Fuzz(func(t *testing.T, v string) {
+		cp, err := parseCrashPoint(v)
+		if err == nil && v != "" && cp.afterCompleted < 1 {
+			t.Fatalf("parseCrashPoint(%q) accepted %+v", v, cp)
+		}
+		if err != nil && cp != (crashPoint{}) {
+			t.Fatalf("parseCrashPoint(%q) failed but returned %+v", v, cp)
+		}
+	})
+}
