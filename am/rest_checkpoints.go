@@ -177,7 +177,12 @@ func (a *AM) Checkpoint(id int64) (api.CheckpointStatistics, error) {
 }
 
 func historyEntryJSON(e checkpoint.HistoryEntry) api.CheckpointStatistics {
-	return api.CheckpointStatistics{ID: e.ID, Attempt: e.Attempt, Status: e.Status, TriggerTimestamp: e.TriggerTimestamp,
+	typ := e.CheckpointType
+	if typ == "" {
+		typ = checkpoint.TypeCheckpoint
+	}
+	return api.CheckpointStatistics{ID: e.ID, Attempt: e.Attempt, Status: e.Status, IsSavepoint: typ == checkpoint.TypeSavepoint,
+		CheckpointType: string(typ), SavepointFormat: string(e.SavepointFormat), TriggerTimestamp: e.TriggerTimestamp,
 		LatestAckTimestamp: e.LatestAckTimestamp, StateSize: e.StateSize, EndToEndDuration: e.EndToEndDuration,
 		NumSubtasks: e.NumSubtasks, NumAcknowledgedSubtasks: e.NumAcknowledgedSubtasks,
 		FailureTimestamp: e.FailureTimestamp, FailureMessage: e.FailureMessage}
@@ -196,6 +201,10 @@ func checkpointStatsJSON(s checkpoint.Stats) api.CheckpointingStatistics {
 	if e := s.Latest.Completed; e != nil {
 		v := historyEntryJSON(*e)
 		out.Latest.Completed = &v
+	}
+	if e := s.Latest.Savepoint; e != nil {
+		v := historyEntryJSON(*e)
+		out.Latest.Savepoint = &v
 	}
 	if e := s.Latest.Failed; e != nil {
 		v := historyEntryJSON(*e)

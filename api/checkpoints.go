@@ -21,6 +21,9 @@ type CheckpointStatistics struct {
 	ID                      int64  `json:"id"`
 	Attempt                 int64  `json:"attempt"`
 	Status                  string `json:"status"`
+	IsSavepoint             bool   `json:"is_savepoint"`
+	CheckpointType          string `json:"checkpoint_type"` // CHECKPOINT or SAVEPOINT
+	SavepointFormat         string `json:"savepointFormat,omitempty"`
 	TriggerTimestamp        int64  `json:"trigger_timestamp"`
 	LatestAckTimestamp      int64  `json:"latest_ack_timestamp"`
 	StateSize               int64  `json:"state_size"`
@@ -39,9 +42,10 @@ type RestoredCheckpoint struct {
 	ExternalPath     string `json:"external_path"`
 }
 
-// LatestCheckpoints are the latest completed, failed and restored checkpoints.
+// LatestCheckpoints are the latest completed, savepoint, failed and restored checkpoints.
 type LatestCheckpoints struct {
 	Completed *CheckpointStatistics `json:"completed"`
+	Savepoint *CheckpointStatistics `json:"savepoint"`
 	Failed    *CheckpointStatistics `json:"failed"`
 	Restored  *RestoredCheckpoint   `json:"restored"`
 }

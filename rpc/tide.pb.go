@@ -2172,8 +2172,12 @@ type TriggerCheckpoint struct {
 	Attempt         int64                  `protobuf:"varint,1,opt,name=attempt,proto3" json:"attempt,omitempty"`
 	CheckpointId    int64                  `protobuf:"varint,2,opt,name=checkpoint_id,json=checkpointId,proto3" json:"checkpoint_id,omitempty"`
 	TimestampMillis int64                  `protobuf:"varint,3,opt,name=timestamp_millis,json=timestampMillis,proto3" json:"timestamp_millis,omitempty"`
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	// savepoint, when set, makes this checkpoint a savepoint (Flink's CheckpointType
+	// SAVEPOINT): the subtasks write their state in full, in the format it names, into the
+	// savepoint's own directory instead of chk-<n>/ (no shared files, no local copy).
+	Savepoint     *SavepointTarget `protobuf:"bytes,100,opt,name=savepoint,proto3" json:"savepoint,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *TriggerCheckpoint) Reset() {
@@ -2227,6 +2231,78 @@ func (x *TriggerCheckpoint) GetTimestampMillis() int64 {
 	return 0
 }
 
+func (x *TriggerCheckpoint) GetSavepoint() *SavepointTarget {
+	if x != nil {
+		return x.Savepoint
+	}
+	return nil
+}
+
+// SavepointTarget is where and how the subtasks write a savepoint (TriggerCheckpoint).
+type SavepointTarget struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// format is the SavepointFormatType: "CANONICAL" (the backend-independent state file,
+	// whatever the backend and execution.checkpointing.incremental).
+	Format string `protobuf:"bytes,1,opt,name=format,proto3" json:"format,omitempty"`
+	// storage_uri is the storage root, dir the savepoint's directory under it; the
+	// subtasks' handles are named relative to dir.
+	StorageUri    string `protobuf:"bytes,2,opt,name=storage_uri,json=storageUri,proto3" json:"storage_uri,omitempty"`
+	Dir           string `protobuf:"bytes,3,opt,name=dir,proto3" json:"dir,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SavepointTarget) Reset() {
+	*x = SavepointTarget{}
+	mi := &file_tide_proto_msgTypes[26]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SavepointTarget) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SavepointTarget) ProtoMessage() {}
+
+func (x *SavepointTarget) ProtoReflect() protoreflect.Message {
+	mi := &file_tide_proto_msgTypes[26]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SavepointTarget.ProtoReflect.Descriptor instead.
+func (*SavepointTarget) Descriptor() ([]byte, []int) {
+	return file_tide_proto_rawDescGZIP(), []int{26}
+}
+
+func (x *SavepointTarget) GetFormat() string {
+	if x != nil {
+		return x.Format
+	}
+	return ""
+}
+
+func (x *SavepointTarget) GetStorageUri() string {
+	if x != nil {
+		return x.StorageUri
+	}
+	return ""
+}
+
+func (x *SavepointTarget) GetDir() string {
+	if x != nil {
+		return x.Dir
+	}
+	return ""
+}
+
 type NotifyCheckpointComplete struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Attempt       int64                  `protobuf:"varint,1,opt,name=attempt,proto3" json:"attempt,omitempty"`
@@ -2237,7 +2313,7 @@ type NotifyCheckpointComplete struct {
 
 func (x *NotifyCheckpointComplete) Reset() {
 	*x = NotifyCheckpointComplete{}
-	mi := &file_tide_proto_msgTypes[26]
+	mi := &file_tide_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2249,7 +2325,7 @@ func (x *NotifyCheckpointComplete) String() string {
 func (*NotifyCheckpointComplete) ProtoMessage() {}
 
 func (x *NotifyCheckpointComplete) ProtoReflect() protoreflect.Message {
-	mi := &file_tide_proto_msgTypes[26]
+	mi := &file_tide_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2262,7 +2338,7 @@ func (x *NotifyCheckpointComplete) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NotifyCheckpointComplete.ProtoReflect.Descriptor instead.
 func (*NotifyCheckpointComplete) Descriptor() ([]byte, []int) {
-	return file_tide_proto_rawDescGZIP(), []int{26}
+	return file_tide_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *NotifyCheckpointComplete) GetAttempt() int64 {
@@ -2289,7 +2365,7 @@ type Split struct {
 
 func (x *Split) Reset() {
 	*x = Split{}
-	mi := &file_tide_proto_msgTypes[27]
+	mi := &file_tide_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2301,7 +2377,7 @@ func (x *Split) String() string {
 func (*Split) ProtoMessage() {}
 
 func (x *Split) ProtoReflect() protoreflect.Message {
-	mi := &file_tide_proto_msgTypes[27]
+	mi := &file_tide_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2314,7 +2390,7 @@ func (x *Split) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Split.ProtoReflect.Descriptor instead.
 func (*Split) Descriptor() ([]byte, []int) {
-	return file_tide_proto_rawDescGZIP(), []int{27}
+	return file_tide_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *Split) GetId() string {
@@ -2344,7 +2420,7 @@ type SplitAssignment struct {
 
 func (x *SplitAssignment) Reset() {
 	*x = SplitAssignment{}
-	mi := &file_tide_proto_msgTypes[28]
+	mi := &file_tide_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2356,7 +2432,7 @@ func (x *SplitAssignment) String() string {
 func (*SplitAssignment) ProtoMessage() {}
 
 func (x *SplitAssignment) ProtoReflect() protoreflect.Message {
-	mi := &file_tide_proto_msgTypes[28]
+	mi := &file_tide_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2369,7 +2445,7 @@ func (x *SplitAssignment) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SplitAssignment.ProtoReflect.Descriptor instead.
 func (*SplitAssignment) Descriptor() ([]byte, []int) {
-	return file_tide_proto_rawDescGZIP(), []int{28}
+	return file_tide_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *SplitAssignment) GetAttempt() int64 {
@@ -2421,7 +2497,7 @@ type Disconnect struct {
 
 func (x *Disconnect) Reset() {
 	*x = Disconnect{}
-	mi := &file_tide_proto_msgTypes[29]
+	mi := &file_tide_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2433,7 +2509,7 @@ func (x *Disconnect) String() string {
 func (*Disconnect) ProtoMessage() {}
 
 func (x *Disconnect) ProtoReflect() protoreflect.Message {
-	mi := &file_tide_proto_msgTypes[29]
+	mi := &file_tide_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2446,7 +2522,7 @@ func (x *Disconnect) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Disconnect.ProtoReflect.Descriptor instead.
 func (*Disconnect) Descriptor() ([]byte, []int) {
-	return file_tide_proto_rawDescGZIP(), []int{29}
+	return file_tide_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *Disconnect) GetReason() string {
@@ -2481,7 +2557,7 @@ type WarmupRequest struct {
 
 func (x *WarmupRequest) Reset() {
 	*x = WarmupRequest{}
-	mi := &file_tide_proto_msgTypes[30]
+	mi := &file_tide_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2493,7 +2569,7 @@ func (x *WarmupRequest) String() string {
 func (*WarmupRequest) ProtoMessage() {}
 
 func (x *WarmupRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_tide_proto_msgTypes[30]
+	mi := &file_tide_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2506,7 +2582,7 @@ func (x *WarmupRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WarmupRequest.ProtoReflect.Descriptor instead.
 func (*WarmupRequest) Descriptor() ([]byte, []int) {
-	return file_tide_proto_rawDescGZIP(), []int{30}
+	return file_tide_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *WarmupRequest) GetRound() int64 {
@@ -2555,7 +2631,7 @@ type WarmupRange struct {
 
 func (x *WarmupRange) Reset() {
 	*x = WarmupRange{}
-	mi := &file_tide_proto_msgTypes[31]
+	mi := &file_tide_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2567,7 +2643,7 @@ func (x *WarmupRange) String() string {
 func (*WarmupRange) ProtoMessage() {}
 
 func (x *WarmupRange) ProtoReflect() protoreflect.Message {
-	mi := &file_tide_proto_msgTypes[31]
+	mi := &file_tide_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2580,7 +2656,7 @@ func (x *WarmupRange) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WarmupRange.ProtoReflect.Descriptor instead.
 func (*WarmupRange) Descriptor() ([]byte, []int) {
-	return file_tide_proto_rawDescGZIP(), []int{31}
+	return file_tide_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *WarmupRange) GetVertex() string {
@@ -2643,7 +2719,7 @@ type WarmupSourceRange struct {
 
 func (x *WarmupSourceRange) Reset() {
 	*x = WarmupSourceRange{}
-	mi := &file_tide_proto_msgTypes[32]
+	mi := &file_tide_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2655,7 +2731,7 @@ func (x *WarmupSourceRange) String() string {
 func (*WarmupSourceRange) ProtoMessage() {}
 
 func (x *WarmupSourceRange) ProtoReflect() protoreflect.Message {
-	mi := &file_tide_proto_msgTypes[32]
+	mi := &file_tide_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2668,7 +2744,7 @@ func (x *WarmupSourceRange) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WarmupSourceRange.ProtoReflect.Descriptor instead.
 func (*WarmupSourceRange) Descriptor() ([]byte, []int) {
-	return file_tide_proto_rawDescGZIP(), []int{32}
+	return file_tide_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *WarmupSourceRange) GetSubtask() int32 {
@@ -2704,7 +2780,7 @@ type WarmupStop struct {
 
 func (x *WarmupStop) Reset() {
 	*x = WarmupStop{}
-	mi := &file_tide_proto_msgTypes[33]
+	mi := &file_tide_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2716,7 +2792,7 @@ func (x *WarmupStop) String() string {
 func (*WarmupStop) ProtoMessage() {}
 
 func (x *WarmupStop) ProtoReflect() protoreflect.Message {
-	mi := &file_tide_proto_msgTypes[33]
+	mi := &file_tide_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2729,7 +2805,7 @@ func (x *WarmupStop) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WarmupStop.ProtoReflect.Descriptor instead.
 func (*WarmupStop) Descriptor() ([]byte, []int) {
-	return file_tide_proto_rawDescGZIP(), []int{33}
+	return file_tide_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *WarmupStop) GetRound() int64 {
@@ -2763,7 +2839,7 @@ type WarmupProgress struct {
 
 func (x *WarmupProgress) Reset() {
 	*x = WarmupProgress{}
-	mi := &file_tide_proto_msgTypes[34]
+	mi := &file_tide_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2775,7 +2851,7 @@ func (x *WarmupProgress) String() string {
 func (*WarmupProgress) ProtoMessage() {}
 
 func (x *WarmupProgress) ProtoReflect() protoreflect.Message {
-	mi := &file_tide_proto_msgTypes[34]
+	mi := &file_tide_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2788,7 +2864,7 @@ func (x *WarmupProgress) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WarmupProgress.ProtoReflect.Descriptor instead.
 func (*WarmupProgress) Descriptor() ([]byte, []int) {
-	return file_tide_proto_rawDescGZIP(), []int{34}
+	return file_tide_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *WarmupProgress) GetRound() int64 {
@@ -3013,11 +3089,17 @@ const file_tide_proto_rawDesc = "" +
 	"\x03dir\x18\x02 \x01(\tR\x03dir\"?\n" +
 	"\vCancelTasks\x12\x18\n" +
 	"\aattempt\x18\x01 \x01(\x03R\aattempt\x12\x16\n" +
-	"\x06reason\x18\x02 \x01(\tR\x06reason\"}\n" +
+	"\x06reason\x18\x02 \x01(\tR\x06reason\"\xb9\x01\n" +
 	"\x11TriggerCheckpoint\x12\x18\n" +
 	"\aattempt\x18\x01 \x01(\x03R\aattempt\x12#\n" +
 	"\rcheckpoint_id\x18\x02 \x01(\x03R\fcheckpointId\x12)\n" +
-	"\x10timestamp_millis\x18\x03 \x01(\x03R\x0ftimestampMillis\"Y\n" +
+	"\x10timestamp_millis\x18\x03 \x01(\x03R\x0ftimestampMillis\x12:\n" +
+	"\tsavepoint\x18d \x01(\v2\x1c.tide.rpc.v1.SavepointTargetR\tsavepoint\"\\\n" +
+	"\x0fSavepointTarget\x12\x16\n" +
+	"\x06format\x18\x01 \x01(\tR\x06format\x12\x1f\n" +
+	"\vstorage_uri\x18\x02 \x01(\tR\n" +
+	"storageUri\x12\x10\n" +
+	"\x03dir\x18\x03 \x01(\tR\x03dir\"Y\n" +
 	"\x18NotifyCheckpointComplete\x12\x18\n" +
 	"\aattempt\x18\x01 \x01(\x03R\aattempt\x12#\n" +
 	"\rcheckpoint_id\x18\x02 \x01(\x03R\fcheckpointId\"+\n" +
@@ -3079,7 +3161,7 @@ func file_tide_proto_rawDescGZIP() []byte {
 	return file_tide_proto_rawDescData
 }
 
-var file_tide_proto_msgTypes = make([]protoimpl.MessageInfo, 36)
+var file_tide_proto_msgTypes = make([]protoimpl.MessageInfo, 37)
 var file_tide_proto_goTypes = []any{
 	(*TaskManagerMessage)(nil),       // 0: tide.rpc.v1.TaskManagerMessage
 	(*Register)(nil),                 // 1: tide.rpc.v1.Register
@@ -3107,16 +3189,17 @@ var file_tide_proto_goTypes = []any{
 	(*RestoreLocation)(nil),          // 23: tide.rpc.v1.RestoreLocation
 	(*CancelTasks)(nil),              // 24: tide.rpc.v1.CancelTasks
 	(*TriggerCheckpoint)(nil),        // 25: tide.rpc.v1.TriggerCheckpoint
-	(*NotifyCheckpointComplete)(nil), // 26: tide.rpc.v1.NotifyCheckpointComplete
-	(*Split)(nil),                    // 27: tide.rpc.v1.Split
-	(*SplitAssignment)(nil),          // 28: tide.rpc.v1.SplitAssignment
-	(*Disconnect)(nil),               // 29: tide.rpc.v1.Disconnect
-	(*WarmupRequest)(nil),            // 30: tide.rpc.v1.WarmupRequest
-	(*WarmupRange)(nil),              // 31: tide.rpc.v1.WarmupRange
-	(*WarmupSourceRange)(nil),        // 32: tide.rpc.v1.WarmupSourceRange
-	(*WarmupStop)(nil),               // 33: tide.rpc.v1.WarmupStop
-	(*WarmupProgress)(nil),           // 34: tide.rpc.v1.WarmupProgress
-	nil,                              // 35: tide.rpc.v1.Registered.ConfigEntry
+	(*SavepointTarget)(nil),          // 26: tide.rpc.v1.SavepointTarget
+	(*NotifyCheckpointComplete)(nil), // 27: tide.rpc.v1.NotifyCheckpointComplete
+	(*Split)(nil),                    // 28: tide.rpc.v1.Split
+	(*SplitAssignment)(nil),          // 29: tide.rpc.v1.SplitAssignment
+	(*Disconnect)(nil),               // 30: tide.rpc.v1.Disconnect
+	(*WarmupRequest)(nil),            // 31: tide.rpc.v1.WarmupRequest
+	(*WarmupRange)(nil),              // 32: tide.rpc.v1.WarmupRange
+	(*WarmupSourceRange)(nil),        // 33: tide.rpc.v1.WarmupSourceRange
+	(*WarmupStop)(nil),               // 34: tide.rpc.v1.WarmupStop
+	(*WarmupProgress)(nil),           // 35: tide.rpc.v1.WarmupProgress
+	nil,                              // 36: tide.rpc.v1.Registered.ConfigEntry
 }
 var file_tide_proto_depIdxs = []int32{
 	1,  // 0: tide.rpc.v1.TaskManagerMessage.register:type_name -> tide.rpc.v1.Register
@@ -3127,7 +3210,7 @@ var file_tide_proto_depIdxs = []int32{
 	8,  // 5: tide.rpc.v1.TaskManagerMessage.split_request:type_name -> tide.rpc.v1.SplitRequest
 	12, // 6: tide.rpc.v1.TaskManagerMessage.unregister:type_name -> tide.rpc.v1.Unregister
 	9,  // 7: tide.rpc.v1.TaskManagerMessage.task_metrics:type_name -> tide.rpc.v1.TaskMetrics
-	34, // 8: tide.rpc.v1.TaskManagerMessage.warmup_progress:type_name -> tide.rpc.v1.WarmupProgress
+	35, // 8: tide.rpc.v1.TaskManagerMessage.warmup_progress:type_name -> tide.rpc.v1.WarmupProgress
 	2,  // 9: tide.rpc.v1.Register.failover_tasks:type_name -> tide.rpc.v1.FailoverTask
 	5,  // 10: tide.rpc.v1.CheckpointAck.handles:type_name -> tide.rpc.v1.StateHandle
 	10, // 11: tide.rpc.v1.TaskMetrics.subtasks:type_name -> tide.rpc.v1.SubtaskMetrics
@@ -3137,29 +3220,30 @@ var file_tide_proto_depIdxs = []int32{
 	22, // 15: tide.rpc.v1.JobManagerMessage.deploy:type_name -> tide.rpc.v1.DeployTasks
 	24, // 16: tide.rpc.v1.JobManagerMessage.cancel:type_name -> tide.rpc.v1.CancelTasks
 	25, // 17: tide.rpc.v1.JobManagerMessage.trigger_checkpoint:type_name -> tide.rpc.v1.TriggerCheckpoint
-	26, // 18: tide.rpc.v1.JobManagerMessage.checkpoint_complete:type_name -> tide.rpc.v1.NotifyCheckpointComplete
-	28, // 19: tide.rpc.v1.JobManagerMessage.split_assignment:type_name -> tide.rpc.v1.SplitAssignment
-	29, // 20: tide.rpc.v1.JobManagerMessage.disconnect:type_name -> tide.rpc.v1.Disconnect
-	30, // 21: tide.rpc.v1.JobManagerMessage.warmup:type_name -> tide.rpc.v1.WarmupRequest
-	33, // 22: tide.rpc.v1.JobManagerMessage.warmup_stop:type_name -> tide.rpc.v1.WarmupStop
+	27, // 18: tide.rpc.v1.JobManagerMessage.checkpoint_complete:type_name -> tide.rpc.v1.NotifyCheckpointComplete
+	29, // 19: tide.rpc.v1.JobManagerMessage.split_assignment:type_name -> tide.rpc.v1.SplitAssignment
+	30, // 20: tide.rpc.v1.JobManagerMessage.disconnect:type_name -> tide.rpc.v1.Disconnect
+	31, // 21: tide.rpc.v1.JobManagerMessage.warmup:type_name -> tide.rpc.v1.WarmupRequest
+	34, // 22: tide.rpc.v1.JobManagerMessage.warmup_stop:type_name -> tide.rpc.v1.WarmupStop
 	15, // 23: tide.rpc.v1.JobManagerMessage.failover_adopt:type_name -> tide.rpc.v1.FailoverAdopt
 	16, // 24: tide.rpc.v1.JobManagerMessage.failover_cancel:type_name -> tide.rpc.v1.FailoverCancel
 	14, // 25: tide.rpc.v1.JobManagerMessage.buffer_timeout:type_name -> tide.rpc.v1.PerfBufferTimeout
-	35, // 26: tide.rpc.v1.Registered.config:type_name -> tide.rpc.v1.Registered.ConfigEntry
+	36, // 26: tide.rpc.v1.Registered.config:type_name -> tide.rpc.v1.Registered.ConfigEntry
 	19, // 27: tide.rpc.v1.DeployTasks.vertices:type_name -> tide.rpc.v1.VertexParallelism
 	20, // 28: tide.rpc.v1.DeployTasks.subtasks:type_name -> tide.rpc.v1.Subtask
 	21, // 29: tide.rpc.v1.DeployTasks.locations:type_name -> tide.rpc.v1.Location
 	23, // 30: tide.rpc.v1.DeployTasks.restore_location:type_name -> tide.rpc.v1.RestoreLocation
-	27, // 31: tide.rpc.v1.SplitAssignment.splits:type_name -> tide.rpc.v1.Split
-	31, // 32: tide.rpc.v1.WarmupRequest.ranges:type_name -> tide.rpc.v1.WarmupRange
-	32, // 33: tide.rpc.v1.WarmupRange.sources:type_name -> tide.rpc.v1.WarmupSourceRange
-	0,  // 34: tide.rpc.v1.JobManager.Connect:input_type -> tide.rpc.v1.TaskManagerMessage
-	13, // 35: tide.rpc.v1.JobManager.Connect:output_type -> tide.rpc.v1.JobManagerMessage
-	35, // [35:36] is the sub-list for method output_type
-	34, // [34:35] is the sub-list for method input_type
-	34, // [34:34] is the sub-list for extension type_name
-	34, // [34:34] is the sub-list for extension extendee
-	0,  // [0:34] is the sub-list for field type_name
+	26, // 31: tide.rpc.v1.TriggerCheckpoint.savepoint:type_name -> tide.rpc.v1.SavepointTarget
+	28, // 32: tide.rpc.v1.SplitAssignment.splits:type_name -> tide.rpc.v1.Split
+	32, // 33: tide.rpc.v1.WarmupRequest.ranges:type_name -> tide.rpc.v1.WarmupRange
+	33, // 34: tide.rpc.v1.WarmupRange.sources:type_name -> tide.rpc.v1.WarmupSourceRange
+	0,  // 35: tide.rpc.v1.JobManager.Connect:input_type -> tide.rpc.v1.TaskManagerMessage
+	13, // 36: tide.rpc.v1.JobManager.Connect:output_type -> tide.rpc.v1.JobManagerMessage
+	36, // [36:37] is the sub-list for method output_type
+	35, // [35:36] is the sub-list for method input_type
+	35, // [35:35] is the sub-list for extension type_name
+	35, // [35:35] is the sub-list for extension extendee
+	0,  // [0:35] is the sub-list for field type_name
 }
 
 func init() { file_tide_proto_init() }
@@ -3199,7 +3283,7 @@ func file_tide_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_tide_proto_rawDesc), len(file_tide_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   36,
+			NumMessages:   37,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -16,6 +16,8 @@ type Completed struct {
 	Handles  []SubtaskState // sorted by subtask
 	Duration time.Duration  // trigger to last acknowledgement
 	Size     int64          // bytes over all handles
+	// Options say whether it is a savepoint (written into its own directory, not retained).
+	Options Options
 }
 
 // Failed is a checkpoint that will not complete.
@@ -23,6 +25,7 @@ type Failed struct {
 	ID      int64
 	Attempt int64
 	Reason  string
+	Options Options
 }
 
 // pending is the checkpoint in flight.
@@ -33,6 +36,7 @@ type pending struct {
 	waiting   map[Subtask]bool
 	acked     map[Subtask][]StateHandle
 	size      int64
+	opts      Options
 }
 
 // Coordinator decides the checkpoints of one job across its attempts. It is not safe
@@ -133,6 +137,22 @@ func (c *Coordinator) EarliestTrigger() time.Time {
 // NewAttempt). Refusals wrap ErrInFlight, ErrMinPause (as *TooEarlyError),
 // ErrNoSubtasks or ErrStaleAttempt.
 func (c *Coordinator) Trigger(now time.Time, attempt int64, expected []Subtask) (int64, error) {
+	return c.TriggerWith(now, attempt, expected, Options{})
+}
+
+// TriggerSavepoint starts a savepoint in format: a checkpoint of its own kind that takes
+// the next id, is refused like Trigger (except for the minimum pause, which savepoints
+// ignore) and, once finalized, is neither retained nor the latest checkpoint.
+func (c *Coordinator) TriggerSavepoint(now time.Time, attempt int64, expected []Subtask, format FormatType) (int64, error) {
+	return c.TriggerWith(now, attempt, expected, Options{Type: TypeSavepoint, Format: format})
+}
+
+// TriggerWith starts a checkpoint with opts (see Trigger and TriggerSavepoint).
+func (c *Coordinator) TriggerWith(now time.Time, attempt int64, expected []Subtask, opts Options) (int64, error) {
+	opts.Type = opts.typeOrDefault()
+	if opts.IsSavepoint() && opts.Format == "" {
+		opts.Format = FormatCanonical
+	}
 	if attempt < c.attempt {
 		return 0, fmt.Errorf("trigger checkpoint for attempt %d: %w (current attempt %d)", attempt, ErrStaleAttempt, c.attempt)
 	}
@@ -145,20 +165,28 @@ func (c *Coordinator) Trigger(now time.Time, attempt int64, expected []Subtask) 
 		ids := slices.Sorted(maps.Keys(c.finalizing))
 		return 0, fmt.Errorf("trigger checkpoint for attempt %d: %w (checkpoint %d awaiting its _metadata)", attempt, ErrInFlight, ids[0])
 	}
-	if until := c.EarliestTrigger(); now.Before(until) {
+	if until := c.EarliestTrigger(); now.Before(until) && !opts.IsSavepoint() {
 		return 0, fmt.Errorf("trigger checkpoint for attempt %d: %w", attempt, &TooEarlyError{Until: until})
 	}
 	if len(expected) == 0 {
 		return 0, fmt.Errorf("trigger checkpoint for attempt %d: %w", attempt, ErrNoSubtasks)
 	}
-	p := &pending{id: c.nextID, attempt: attempt, triggered: now, waiting: map[Subtask]bool{}, acked: map[Subtask][]StateHandle{}}
+	p := &pending{id: c.nextID, attempt: attempt, triggered: now, waiting: map[Subtask]bool{}, acked: map[Subtask][]StateHandle{}, opts: opts}
 	for _, s := range expected {
 		p.waiting[s] = true
 	}
 	c.nextID++
 	c.pending = p
-	c.stats.triggered(p.id, attempt, now, len(p.waiting))
+	c.stats.triggered(p.id, attempt, now, len(p.waiting), opts)
 	return p.id, nil
+}
+
+// Pending returns the id and options of the pending checkpoint.
+func (c *Coordinator) Pending() (int64, Options, bool) {
+	if c.pending == nil {
+		return 0, Options{}, false
+	}
+	return c.pending.id, c.pending.opts, true
 }
 
 // InFlight returns the id of the pending checkpoint.
@@ -190,7 +218,7 @@ func (c *Coordinator) Ack(now time.Time, attempt, id int64, subtask Subtask, han
 	if len(p.waiting) > 0 {
 		return nil, nil
 	}
-	done := Completed{ID: p.id, Attempt: p.attempt, Trigger: p.triggered, Duration: now.Sub(p.triggered), Size: p.size}
+	done := Completed{ID: p.id, Attempt: p.attempt, Trigger: p.triggered, Duration: now.Sub(p.triggered), Size: p.size, Options: p.opts}
 	for s, h := range p.acked {
 		done.Handles = append(done.Handles, SubtaskState{Subtask: s, Handles: h})
 	}
@@ -233,13 +261,18 @@ func (c *Coordinator) Timeout(now time.Time) []Failed {
 
 // Finalized records that the _metadata of completed checkpoint id is durable: it is now
 // the latest checkpoint. It returns the ids beyond state.checkpoints.num-retained, oldest
-// first, for the AM to delete.
+// first, for the AM to delete. A savepoint only shows in the statistics: it is not
+// retained (nothing to delete), and the latest checkpoint stays what it was.
 func (c *Coordinator) Finalized(now time.Time, id int64) ([]int64, error) {
 	done, ok := c.finalizing[id]
 	if !ok {
 		return nil, fmt.Errorf("finalize checkpoint %d: %w (no completed checkpoint awaits its _metadata)", id, ErrUnknownCheckpoint)
 	}
 	delete(c.finalizing, id)
+	if done.Options.IsSavepoint() {
+		c.stats.completed(done, now)
+		return nil, nil
+	}
 	c.lastCompletion = now
 	if !slices.Contains(c.retained, id) {
 		c.retained = append(c.retained, id)
@@ -256,7 +289,7 @@ func (c *Coordinator) FinalizeFailed(now time.Time, id int64, reason string) (Fa
 		return Failed{}, fmt.Errorf("fail finalizing checkpoint %d: %w", id, ErrUnknownCheckpoint)
 	}
 	delete(c.finalizing, id)
-	f := Failed{ID: id, Attempt: done.Attempt, Reason: "writing _metadata failed: " + reason}
+	f := Failed{ID: id, Attempt: done.Attempt, Reason: "writing _metadata failed: " + reason, Options: done.Options}
 	c.stats.failed(f, now)
 	return f, nil
 }
@@ -292,7 +325,7 @@ func (c *Coordinator) pendingFor(op string, attempt, id int64, subtask Subtask) 
 }
 
 func (c *Coordinator) fail(now time.Time, reason string) Failed {
-	f := Failed{ID: c.pending.id, Attempt: c.pending.attempt, Reason: reason}
+	f := Failed{ID: c.pending.id, Attempt: c.pending.attempt, Reason: reason, Options: c.pending.opts}
 	c.pending = nil
 	c.stats.failed(f, now)
 	return f

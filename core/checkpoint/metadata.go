@@ -37,6 +37,10 @@ type Metadata struct {
 	Subtasks            []SubtaskState `json:"subtasks"`
 	// MasterStates are files the AM itself wrote, such as source coordinator state.
 	MasterStates []StateHandle `json:"masterStates"`
+	// CheckpointType and FormatType mark a savepoint's _metadata (SAVEPOINT and its
+	// SavepointFormatType); a checkpoint's leaves them out.
+	CheckpointType Type       `json:"checkpointType,omitempty"`
+	FormatType     FormatType `json:"formatType,omitempty"`
 }
 
 // NewMetadata builds the _metadata of a completed checkpoint. Each vertex's parallelism
@@ -48,6 +52,9 @@ func NewMetadata(jobID string, done Completed, maxParallelism map[string]int, ma
 		CompletionTimestamp: done.Trigger.Add(done.Duration).UnixMilli(),
 		Subtasks:            done.Handles,
 		MasterStates:        master,
+	}
+	if done.Options.IsSavepoint() {
+		m.CheckpointType, m.FormatType = TypeSavepoint, done.Options.Format
 	}
 	if m.MasterStates == nil {
 		m.MasterStates = []StateHandle{}
@@ -141,6 +148,16 @@ func (m Metadata) Validate() error {
 	}
 	if m.CompletionTimestamp < m.TriggerTimestamp {
 		add("completionTimestamp %d is before triggerTimestamp %d", m.CompletionTimestamp, m.TriggerTimestamp)
+	}
+	switch m.CheckpointType {
+	case "", TypeCheckpoint, TypeSavepoint:
+	default:
+		add("checkpointType %q: expected %s or %s", m.CheckpointType, TypeCheckpoint, TypeSavepoint)
+	}
+	switch m.FormatType {
+	case "", FormatCanonical, FormatNative:
+	default:
+		add("formatType %q: expected %s or %s", m.FormatType, FormatCanonical, FormatNative)
 	}
 	vertices := map[string]VertexMeta{}
 	for _, v := range m.Vertices {

@@ -24,17 +24,21 @@ type Counts struct {
 // HistoryEntry describes one checkpoint. Timestamps are unix milliseconds, durations
 // milliseconds.
 type HistoryEntry struct {
-	ID                      int64  `json:"id"`
-	Attempt                 int64  `json:"attempt"`
-	Status                  string `json:"status"`
-	TriggerTimestamp        int64  `json:"trigger_timestamp"`
-	LatestAckTimestamp      int64  `json:"latest_ack_timestamp"`
-	StateSize               int64  `json:"state_size"`
-	EndToEndDuration        int64  `json:"end_to_end_duration"`
-	NumSubtasks             int    `json:"num_subtasks"`
-	NumAcknowledgedSubtasks int    `json:"num_acknowledged_subtasks"`
-	FailureTimestamp        int64  `json:"failure_timestamp,omitempty"`
-	FailureMessage          string `json:"failure_message,omitempty"`
+	ID      int64  `json:"id"`
+	Attempt int64  `json:"attempt"`
+	Status  string `json:"status"`
+	// CheckpointType is CHECKPOINT or SAVEPOINT (empty in statistics an older AM
+	// persisted: a checkpoint); SavepointFormat is a savepoint's format type.
+	CheckpointType          Type       `json:"checkpoint_type,omitempty"`
+	SavepointFormat         FormatType `json:"savepoint_format,omitempty"`
+	TriggerTimestamp        int64      `json:"trigger_timestamp"`
+	LatestAckTimestamp      int64      `json:"latest_ack_timestamp"`
+	StateSize               int64      `json:"state_size"`
+	EndToEndDuration        int64      `json:"end_to_end_duration"`
+	NumSubtasks             int        `json:"num_subtasks"`
+	NumAcknowledgedSubtasks int        `json:"num_acknowledged_subtasks"`
+	FailureTimestamp        int64      `json:"failure_timestamp,omitempty"`
+	FailureMessage          string     `json:"failure_message,omitempty"`
 }
 
 // RestoredEntry describes the checkpoint the job last restored from.
@@ -45,9 +49,11 @@ type RestoredEntry struct {
 	ExternalPath     string `json:"external_path"`
 }
 
-// Latest holds the newest completed and failed checkpoints and the last restore.
+// Latest holds the newest completed and failed checkpoints, the newest completed
+// savepoint and the last restore.
 type Latest struct {
 	Completed *HistoryEntry  `json:"completed"`
+	Savepoint *HistoryEntry  `json:"savepoint,omitempty"`
 	Failed    *HistoryEntry  `json:"failed"`
 	Restored  *RestoredEntry `json:"restored"`
 }
@@ -66,6 +72,7 @@ type statsTracker struct {
 	counts   Counts
 	history  []HistoryEntry
 	lastDone *HistoryEntry
+	lastSP   *HistoryEntry
 	failedE  *HistoryEntry
 	restore  *RestoredEntry
 }
@@ -90,11 +97,12 @@ func (s *statsTracker) find(id int64) *HistoryEntry {
 	return nil
 }
 
-func (s *statsTracker) triggered(id, attempt int64, now time.Time, subtasks int) {
+func (s *statsTracker) triggered(id, attempt int64, now time.Time, subtasks int, opts Options) {
 	s.counts.Total++
 	s.counts.InProgress++
 	s.history = append(s.history, HistoryEntry{
 		ID: id, Attempt: attempt, Status: StatusInProgress,
+		CheckpointType: opts.typeOrDefault(), SavepointFormat: opts.Format,
 		TriggerTimestamp: now.UnixMilli(), NumSubtasks: subtasks,
 	})
 	s.trim()
@@ -114,6 +122,7 @@ func (s *statsTracker) completed(done Completed, now time.Time) {
 	s.counts.Completed++
 	e := HistoryEntry{
 		ID: done.ID, Attempt: done.Attempt, Status: StatusCompleted,
+		CheckpointType: done.Options.typeOrDefault(), SavepointFormat: done.Options.Format,
 		TriggerTimestamp:   done.Trigger.UnixMilli(),
 		LatestAckTimestamp: done.Trigger.Add(done.Duration).UnixMilli(),
 		StateSize:          done.Size,
@@ -122,6 +131,10 @@ func (s *statsTracker) completed(done Completed, now time.Time) {
 	}
 	if h := s.find(done.ID); h != nil {
 		*h = e
+	}
+	if done.Options.IsSavepoint() {
+		s.lastSP = &e
+		return
 	}
 	s.lastDone = &e
 }
@@ -136,7 +149,8 @@ func (s *statsTracker) failed(f Failed, now time.Time) {
 		h.FailureMessage = f.Reason
 		e = *h
 	} else {
-		e = HistoryEntry{ID: f.ID, Attempt: f.Attempt, Status: StatusFailed, FailureTimestamp: now.UnixMilli(), FailureMessage: f.Reason}
+		e = HistoryEntry{ID: f.ID, Attempt: f.Attempt, Status: StatusFailed, CheckpointType: f.Options.typeOrDefault(),
+			SavepointFormat: f.Options.Format, FailureTimestamp: now.UnixMilli(), FailureMessage: f.Reason}
 	}
 	s.failedE = &e
 }
@@ -154,6 +168,10 @@ func (s *statsTracker) snapshot() Stats {
 	if s.lastDone != nil {
 		c := *s.lastDone
 		out.Latest.Completed = &c
+	}
+	if s.lastSP != nil {
+		sp := *s.lastSP
+		out.Latest.Savepoint = &sp
 	}
 	if s.failedE != nil {
 		f := *s.failedE

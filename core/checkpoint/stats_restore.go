@@ -22,10 +22,14 @@ func (c *Coordinator) RestoreStats(now time.Time, st Stats, reason string) {
 		s.history = append(s.history, e)
 	}
 	s.trim()
-	s.lastDone, s.failedE, s.restore = nil, nil, nil
+	s.lastDone, s.lastSP, s.failedE, s.restore = nil, nil, nil, nil
 	if l := st.Latest.Completed; l != nil {
 		e := *l
 		s.lastDone = &e
+	}
+	if l := st.Latest.Savepoint; l != nil {
+		e := *l
+		s.lastSP = &e
 	}
 	if l := st.Latest.Failed; l != nil {
 		e := *l
