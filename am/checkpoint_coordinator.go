@@ -56,6 +56,10 @@ type checkpointCoordinator struct {
 	// shared counts the shared files (incremental checkpoints) of the retained
 	// checkpoints (see checkpoint_store_shared.go).
 	shared *sharedRegistry
+	// spQueue are the canonical savepoints requested but not triggered yet, oldest
+	// first; spRuns those triggered, by checkpoint id (checkpoint_savepoint_trigger.go).
+	spQueue []*savepointRun
+	spRuns  map[int64]*savepointRun
 	// stopCtx ends the writes still running when the AM stops.
 	stopCtx  context.Context
 	stopWork context.CancelFunc
@@ -123,6 +127,9 @@ func (c *checkpointCoordinator) restoreSavepoint(ctx context.Context, location s
 	ctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
 	sp, dropped, err := loadSavepoint(ctx, location, graph, c.allowNonRestored)
+	if err == nil {
+		err = sp.fitBackend(c.am.cfg.Conf["state.backend.type"])
+	}
 	if err != nil {
 		return 0, fmt.Errorf("start job %s: %w", c.jobID, err)
 	}
@@ -286,6 +293,7 @@ func (c *checkpointCoordinator) jobStatus(s core.JobStatus) {
 		c.arm(c.interval)
 	case !c.running && wasRunning:
 		c.cancelled(fmt.Sprintf("job is %s", s))
+		c.failQueuedSavepoints(fmt.Sprintf("the job is %s, expected RUNNING", s))
 	}
 }
 
@@ -332,7 +340,14 @@ func (c *checkpointCoordinator) trigger(d *deployment) {
 		expected = append(expected, checkpoint.Subtask{Vertex: string(sub.Vertex), Index: sub.Index})
 		tms[d.placement[sub]] = true
 	}
-	id, err := c.co.Trigger(now, int64(d.attempt), expected)
+	var id int64
+	var err error
+	if len(c.spQueue) > 0 {
+		// A savepoint waiting for its turn goes first (savepoints ignore the minimum pause).
+		id, err = c.co.TriggerSavepoint(now, int64(d.attempt), expected, c.spQueue[0].format)
+	} else {
+		id, err = c.co.Trigger(now, int64(d.attempt), expected)
+	}
 	var early *checkpoint.TooEarlyError
 	switch {
 	case errors.As(err, &early):
@@ -359,8 +374,11 @@ func (c *checkpointCoordinator) trigger(d *deployment) {
 	c.coord[id] = coord
 	c.expectWriters(id, d.attempt, d.placement)
 	c.am.view.setCheckpoints(c.co.Stats())
-	msg := &rpc.JobManagerMessage{Kind: &rpc.JobManagerMessage_TriggerCheckpoint{TriggerCheckpoint: &rpc.TriggerCheckpoint{
-		Attempt: int64(d.attempt), CheckpointId: id, TimestampMillis: now.UnixMilli()}}}
+	tc := &rpc.TriggerCheckpoint{Attempt: int64(d.attempt), CheckpointId: id, TimestampMillis: now.UnixMilli()}
+	if _, opts, _ := c.co.Pending(); opts.IsSavepoint() {
+		tc.Savepoint = c.triggeredSavepoint(id).target()
+	}
+	msg := &rpc.JobManagerMessage{Kind: &rpc.JobManagerMessage_TriggerCheckpoint{TriggerCheckpoint: tc}}
 	for tm := range tms {
 		if s, ok := c.am.sessions[tm]; ok {
 			s.send(msg)
@@ -422,6 +440,12 @@ func (c *checkpointCoordinator) subtaskStopped(attempt core.AttemptID, sub core.
 // of it (when tell is set), a counted failure (see TolerableFailedCheckpointsKey) may
 // fail the job over, and otherwise the next trigger is armed.
 func (c *checkpointCoordinator) failed(f checkpoint.Failed, tell, counted bool) {
+	if f.Options.IsSavepoint() {
+		// Not one of the job's checkpoints: the scheduler does not hear of it, and it does
+		// not count against the tolerable failures.
+		tell, counted = false, false
+		c.savepointFailed(f)
+	}
 	consecutive, exceeded := c.tolerance.failed(counted)
 	c.log.Warn("checkpoint failed", "checkpoint", f.ID, "attempt", f.Attempt,
 		"path", c.chkPath(f.ID), "reason", f.Reason,
@@ -460,6 +484,10 @@ func (c *checkpointCoordinator) finish(done checkpoint.Completed) {
 	}
 	coord := c.coord[done.ID]
 	c.finalizing = done.ID
+	if done.Options.IsSavepoint() {
+		c.finishSavepoint(done, maxPar, coord)
+		return
+	}
 	unknown, gone := c.sharedFiles().uncounted(sharedNames(c.jobID, done.Handles))
 	c.bg.Add(1)
 	go func() {
@@ -478,6 +506,10 @@ func (c *checkpointCoordinator) finish(done checkpoint.Completed) {
 func (c *checkpointCoordinator) finalized(done checkpoint.Completed, err error) {
 	c.finalizing = 0
 	defer c.am.releaseHeld()
+	if done.Options.IsSavepoint() {
+		c.savepointFinalized(done, err)
+		return
+	}
 	now := c.am.clock.Now()
 	if err != nil {
 		f, ferr := c.co.FinalizeFailed(now, done.ID, err.Error())
@@ -541,7 +573,7 @@ var discardRetry = struct{ first, max time.Duration }{time.Second, 30 * time.Sec
 // discard deletes checkpoint id's directory in the background and retries until it is
 // gone (a failed delete, or a directory that is still there afterwards) or the AM stops.
 func (c *checkpointCoordinator) discard(id int64) {
-	if c.store == nil {
+	if c.store == nil || c.discardSavepoint(id) {
 		return
 	}
 	if c.pins.deferDelete(id) {

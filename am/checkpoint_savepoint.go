@@ -200,6 +200,37 @@ func (sp *savepoint) fit(graph *jobgraph.JobGraph, allowNonRestored bool) ([]str
 	return missing, nil
 }
 
+// pebbleManifestSuffix ends the name of a subtask's pebble database manifest: a
+// checkpoint listing one holds keyed state in the pebble backend's native files.
+const pebbleManifestSuffix = ".pebble"
+
+// fitBackend refuses a savepoint holding pebble database files (NATIVE format) when the
+// job runs on another state backend (backendType: state.backend.type as configured).
+func (sp *savepoint) fitBackend(backendType string) error {
+	b := strings.ToLower(strings.TrimSpace(backendType))
+	if b == "pebble" || b == "rocksdb" {
+		return nil
+	}
+	if b == "" {
+		b = "hashmap"
+	}
+	for _, st := range sp.md.Subtasks {
+		for _, h := range st.Handles {
+			if !strings.HasSuffix(h.Name, pebbleManifestSuffix) {
+				continue
+			}
+			format := sp.md.FormatType
+			if format == "" {
+				format = checkpoint.FormatNative // a checkpoint's own files
+			}
+			return fmt.Errorf("%w %s (checkpoint %d of job %s): it is in %s format and holds vertex %q's keyed state as pebble database files, which state.backend.type %s cannot restore; start the job with state.backend.type pebble, or switch backends through a savepoint in %s format (the default: tide savepoint without --formatType %s)",
+				errBadSavepoint, sp.location, sp.md.CheckpointID, sp.md.JobID, format, st.Subtask.Vertex, b,
+				checkpoint.FormatCanonical, checkpoint.FormatNative)
+		}
+	}
+	return nil
+}
+
 func vertexIDs(g *jobgraph.JobGraph) []string {
 	out := make([]string, 0, len(g.Vertices))
 	for _, v := range g.Vertices {

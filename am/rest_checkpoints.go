@@ -64,17 +64,22 @@ func (a *AM) triggerCheckpointNow() (id, after int64, err error) {
 	if !c.running {
 		return 0, 0, fmt.Errorf("%w: the job is %s, expected RUNNING", errCheckpointRefused, a.sched.Status())
 	}
-	if id, ok := c.co.InFlight(); ok {
+	// A savepoint in flight is not a checkpoint to join: wait for the next checkpoint.
+	if id, opts, ok := c.co.Pending(); ok && !opts.IsSavepoint() {
 		return id, 0, nil
-	}
-	after = highestCheckpoint(c.co.Stats())
-	if d := a.deployment; d != nil && d.attempt == c.attempt && d.checkpointable() {
-		c.trigger(d)
-		if id, ok := c.co.InFlight(); ok {
-			return id, 0, nil
-		}
-		if highestCheckpoint(c.co.Stats()) > after {
-			return 0, after, nil // triggered and failed at once: the history has the cause
+	} else if ok {
+		after = id
+	} else {
+		after = highestCheckpoint(c.co.Stats())
+		if d := a.deployment; d != nil && d.attempt == c.attempt && d.checkpointable() {
+			c.trigger(d)
+			if id, opts, ok := c.co.Pending(); ok && !opts.IsSavepoint() {
+				return id, 0, nil
+			} else if ok {
+				after = id // a queued savepoint went first
+			} else if highestCheckpoint(c.co.Stats()) > after {
+				return 0, after, nil // triggered and failed at once: the history has the cause
+			}
 		}
 	}
 	if c.interval <= 0 {

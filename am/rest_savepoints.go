@@ -23,9 +23,10 @@ const savepointsDirKey = "state.savepoints.dir"
 const savepointCopyTimeout = 10 * time.Minute
 
 // TriggerSavepoint starts a savepoint (POST /jobs/:jobid/savepoints, and /stop with
-// stop): a checkpoint taken now and copied, _metadata last, into its own directory under
-// target (or state.savepoints.dir); with stop the job is cancelled once the copy is
-// complete.
+// stop) into its own directory under target (or state.savepoints.dir): in CANONICAL
+// format (the default) a savepoint checkpoint the subtasks write there in full
+// (checkpoint_savepoint_trigger.go); in NATIVE format a checkpoint taken now and copied
+// there, _metadata last. With stop the job is cancelled once the savepoint is complete.
 func (a *AM) TriggerSavepoint(ctx context.Context, target, format, triggerID string, stop bool, remote string) (string, error) {
 	kind := opSavepoint
 	if stop {
@@ -36,10 +37,9 @@ func (a *AM) TriggerSavepoint(ctx context.Context, target, format, triggerID str
 
 func (a *AM) startSavepoint(ctx context.Context, kind operationKind, target, format, triggerID, remote string) (string, error) {
 	var problems []string
-	switch strings.ToUpper(format) {
-	case "", "CANONICAL", "NATIVE":
-	default:
-		problems = append(problems, fmt.Sprintf("formatType %q: expected CANONICAL or NATIVE", format))
+	ft, err := checkpoint.ParseFormatType(format)
+	if err != nil {
+		problems = append(problems, err.Error())
 	}
 	targetURI, err := a.SavepointTarget(target)
 	if err != nil {
@@ -48,6 +48,10 @@ func (a *AM) startSavepoint(ctx context.Context, kind operationKind, target, for
 	if len(problems) > 0 {
 		return "", statusError(http.StatusBadRequest, problems...)
 	}
+	if ft == checkpoint.FormatCanonical {
+		return a.startCanonicalSavepoint(ctx, kind, targetURI, triggerID, remote)
+	}
+	// NATIVE: a checkpoint in the backend's own format, copied (see startSavepointCopy).
 	return a.startOperation(ctx, operation{ID: triggerID, Kind: kind, TargetDir: targetURI}, remote)
 }
 
@@ -113,11 +117,7 @@ func (a *AM) copySavepoint(ctx context.Context, target string, id int64) (string
 		return "", fmt.Errorf("open savepoint directory %s: %w", target, err)
 	}
 	defer dst.Close()
-	jobPrefix := a.cfg.JobID
-	if len(jobPrefix) > 6 {
-		jobPrefix = jobPrefix[:6]
-	}
-	name := "savepoint-" + jobPrefix + "-" + newTriggerID()[:12]
+	name := savepointDirName(a.cfg.JobID)
 	from := checkpoint.ChkDir(a.cfg.JobID, id)
 	// A savepoint must be restorable: refuse to copy a checkpoint whose _metadata lists
 	// a file that is not there with its recorded size.
@@ -151,9 +151,15 @@ func (a *AM) copySavepoint(ctx context.Context, target string, id int64) (string
 			return "", err
 		}
 	}
+	// The copy's _metadata says what it is: a savepoint in NATIVE format.
+	md.CheckpointType, md.FormatType = checkpoint.TypeSavepoint, checkpoint.FormatNative
+	data, err := checkpoint.EncodeMetadata(md)
+	if err != nil {
+		return "", fmt.Errorf("savepoint of checkpoint %d: %w", id, err)
+	}
 	for _, f := range metadata {
-		if err := copyFile(ctx, src, path.Join(from, f), dst, path.Join(name, f)); err != nil {
-			return "", err
+		if err := storage.WriteFile(ctx, dst, path.Join(name, f), data); err != nil {
+			return "", fmt.Errorf("savepoint of checkpoint %d: %w", id, err)
 		}
 	}
 	return strings.TrimSuffix(dst.URI(), "/") + "/" + name, nil

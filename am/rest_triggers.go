@@ -40,7 +40,10 @@ type operation struct {
 	TargetDir  string
 	Status     string
 	// copying: the checkpoint completed and its files are being copied to TargetDir.
-	copying  bool
+	copying bool
+	// direct: a canonical savepoint, written into TargetDir by the subtasks; the
+	// checkpoint coordinator finishes it (checkpoint_savepoint_trigger.go).
+	direct   bool
 	Location string
 	Failure  string
 }
@@ -101,6 +104,23 @@ func (t *triggers) get(id string, kinds ...operationKind) (operation, bool) {
 	return *op, true
 }
 
+// remove forgets operation id (its trigger was refused).
+func (t *triggers) remove(id string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	delete(t.ops, id)
+	t.order = slices.DeleteFunc(t.order, func(s string) bool { return s == id })
+}
+
+// setCheckpoint records the checkpoint id a direct savepoint got.
+func (t *triggers) setCheckpoint(id string, checkpointID int64) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if op, ok := t.ops[id]; ok {
+		op.Checkpoint = checkpointID
+	}
+}
+
 // finish records the outcome of operation id.
 func (t *triggers) finish(id, location, failure string) {
 	t.mu.Lock()
@@ -133,7 +153,7 @@ func (t *triggers) resolve(stats checkpoint.Stats, location func(id int64) strin
 	var out []resolved
 	for _, id := range t.order {
 		op := t.ops[id]
-		if op.Status != opInProgress || op.copying {
+		if op.Status != opInProgress || op.copying || op.direct {
 			continue
 		}
 		e, ok := historyEntryFor(stats, op.Checkpoint, op.After)
@@ -156,12 +176,14 @@ func (t *triggers) resolve(stats checkpoint.Stats, location func(id int64) strin
 	return out
 }
 
-// historyEntryFor finds checkpoint id in the history, or (id 0) the oldest one after after.
+// historyEntryFor finds checkpoint id in the history, or (id 0) the oldest checkpoint
+// (not savepoint) after after.
 func historyEntryFor(stats checkpoint.Stats, id, after int64) (checkpoint.HistoryEntry, bool) {
 	var best checkpoint.HistoryEntry
 	found := false
 	for _, e := range stats.History {
 		switch {
+		case id == 0 && e.CheckpointType == checkpoint.TypeSavepoint:
 		case id != 0 && e.ID == id:
 			return e, true
 		case id == 0 && e.ID > after && (!found || e.ID < best.ID):

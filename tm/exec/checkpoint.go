@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path"
 	"strings"
@@ -36,6 +37,7 @@ const stateFileSuffix = ".state"
 func (t *task) checkpoint(ctx context.Context, id, ts int64) error {
 	start := time.Now()
 	defer func() { t.metrics.syncDuration.Store(int64(time.Since(start))) }()
+	sp := t.a.savepoint(id) // a savepoint: written in full into its own directory
 	w := &snapshot.Writer{}
 	async := !t.ended
 	if async && t.backend != nil {
@@ -71,7 +73,7 @@ func (t *task) checkpoint(ctx context.Context, id, ts int64) error {
 			t.log.Info("taking the final checkpoint", "checkpoint", id)
 		}
 		data := w.Encode(t.header(id))
-		if err := t.router.barrier(id, ts); err != nil {
+		if err := t.router.barrierOf(id, ts, sp); err != nil {
 			return err
 		}
 		if !t.claim(id) {
@@ -89,7 +91,7 @@ func (t *task) checkpoint(ctx context.Context, id, ts int64) error {
 	if err != nil {
 		return t.decline(id, err)
 	}
-	if err := t.router.barrier(id, ts); err != nil {
+	if err := t.router.barrierOf(id, ts, sp); err != nil {
 		up.release()
 		return err
 	}
@@ -108,6 +110,12 @@ func (t *task) header(id int64) snapshot.Header {
 }
 
 func (t *task) writeState(ctx context.Context, id int64, data []byte) (StateHandle, error) {
+	if sp := t.a.savepoint(id); sp != nil {
+		return t.writeSavepointFile(ctx, *sp, func(w io.Writer) (int64, error) {
+			n, err := w.Write(data)
+			return int64(n), err
+		})
+	}
 	name := CheckpointDir(t.e.cfg.JobID, id) + "/" + StateFileName(t.vertex.ID, t.index)
 	if err := storage.WriteFile(ctx, t.e.cfg.Storage, name, data); err != nil {
 		return StateHandle{}, fmt.Errorf("writing %s: %w", name, err)

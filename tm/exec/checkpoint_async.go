@@ -36,6 +36,8 @@ type upload struct {
 	// incr, when set, replaces view: the backend's files (incremental checkpoints).
 	incr    *incrementalSnapshot
 	started time.Time
+	// sp, when set, makes this a savepoint: the view in full into its directory.
+	sp *SavepointTarget
 }
 
 func (u *upload) release() {
@@ -67,11 +69,11 @@ type uploads struct {
 
 // prepareUpload takes the backend's view for checkpoint id (the synchronous part).
 func (t *task) prepareUpload(id int64, w *snapshot.Writer) (*upload, error) {
-	u := &upload{id: id, header: t.header(id), w: w, started: time.Now()}
+	u := &upload{id: id, header: t.header(id), w: w, started: time.Now(), sp: t.a.savepoint(id)}
 	if t.backend == nil {
 		return u, nil
 	}
-	if t.incrementalEnabled() {
+	if t.incrementalEnabled() && u.sp == nil {
 		inc, err := t.takeIncremental(id)
 		if err != nil {
 			w.Release()
@@ -145,9 +147,14 @@ func (t *task) runUpload(u *upload) {
 		_ = t.decline(u.id, fmt.Errorf("writing the keyed state: %w", err))
 		return
 	}
-	if u.incr != nil {
+	switch {
+	case u.incr != nil:
 		handles, err = t.uploadIncremental(ctx, u)
-	} else {
+	case u.sp != nil:
+		var h StateHandle
+		h, err = t.uploadSavepoint(ctx, u)
+		handles = []StateHandle{h}
+	default:
 		var h StateHandle
 		h, err = t.uploadFull(ctx, u)
 		handles = []StateHandle{h}

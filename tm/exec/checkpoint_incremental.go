@@ -344,7 +344,7 @@ func (t *task) readManifest(ctx context.Context, src restoreSource, meta checkpo
 func (t *task) restoreDB(ctx context.Context, src restoreSource, meta checkpoint.Metadata, dbs []dbManifest, fetch *restoreFetch) error {
 	n := meta.CheckpointID
 	if t.e.cfg.StateBackend.Type != state.Pebble || !t.keyedInput() {
-		return unrecoverable{fmt.Errorf("restoring checkpoint %d: it holds vertex %s's keyed state as pebble database files (an incremental checkpoint); restore it with state.backend.type pebble, or switch backends through a savepoint", n, t.vertex.ID)}
+		return unrecoverable{fmt.Errorf("restoring checkpoint %d: it holds vertex %s's keyed state as pebble database files (the pebble backend's NATIVE format: an incremental checkpoint, or a savepoint taken with formatType NATIVE), which only state.backend.type pebble restores; to switch backends, take a savepoint in CANONICAL format (the default: tide savepoint without --formatType NATIVE) and start from that", n, t.vertex.ID)}
 	}
 	overlap := func(m dbManifest) int {
 		return max(0, min(m.KeyGroupEnd, t.kgEnd)-max(m.KeyGroupStart, t.kgStart)+1)

@@ -125,6 +125,9 @@ type attempt struct {
 	mu        sync.Mutex
 	triggered int64 // highest checkpoint triggered
 	closing   bool  // Cancel is waiting for the subtasks: start no more goroutines
+	// savepoints are the targets of the checkpoints that are savepoints, from the AM's
+	// trigger or a savepoint barrier (checkpoint_savepoint.go).
+	savepoints map[int64]SavepointTarget
 }
 
 // highestTriggered returns the highest checkpoint triggered in the attempt so far.
@@ -311,7 +314,8 @@ func (e *Executor) NotifyCheckpointComplete(attemptID, checkpointID int64) {
 	for _, t := range a.tasks {
 		t.mail.put(control{kind: ctlComplete, checkpoint: checkpointID})
 	}
-	if ls := e.cfg.LocalState; ls != nil && e.cfg.StateBackend.LocalRecovery {
+	if ls := e.cfg.LocalState; ls != nil && e.cfg.StateBackend.LocalRecovery && a.savepoint(checkpointID) == nil {
+		// A savepoint (a stop-with-savepoint's is confirmed) keeps no local copy.
 		ls.Confirm(e.cfg.JobID, checkpointID)
 	}
 }

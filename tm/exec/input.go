@@ -29,6 +29,7 @@ type event struct {
 	rec   int // a record's index in its batch's recs
 	ts    int64
 	id    int64
+	sp    *SavepointTarget // a savepoint barrier's target
 	err   error
 }
 
@@ -135,8 +136,8 @@ func (c *inputChan) read(ctx context.Context, events chan<- *batch) {
 			}
 		case tagWatermark:
 			ev.kind = evWatermark
-		case tagBarrier:
-			ev.kind, ev.id = evBarrier, m.id
+		case tagBarrier, tagSavepointBarrier:
+			ev.kind, ev.id, ev.sp = evBarrier, m.id, m.sp
 		case tagEndOfData:
 			ev.kind = evEndOfData
 		}

@@ -106,6 +106,7 @@ func (t *task) runInputs(ctx context.Context) error {
 				}
 			case evBarrier:
 				t.metrics.barrier(ev.id)
+				t.a.noteSavepoint(ev.id, ev.sp)
 				if err := apply(al.barrier(ev.input, ev.id, ev.ts)); err != nil {
 					return err
 				}

@@ -13,8 +13,13 @@ const (
 	tagBarrier    byte = 3 // varint checkpoint id, varint timestamp
 	tagEndOfData  byte = 4 // no payload: the producer's input ended; barriers may still follow
 	noTimestamp        = int64(-1 << 63)
-	maxMessageTag      = tagEndOfData
+	maxMessageTag      = tagSavepointBarrier
 )
+
+// tagSavepointBarrier is a barrier of a savepoint: varint checkpoint id, varint timestamp,
+// then the savepoint's format, storage URI and directory, each a varint length and bytes
+// (see checkpoint_savepoint.go).
+const tagSavepointBarrier byte = 5
 
 func appendRecordHeader(dst []byte, ts int64) []byte {
 	if ts == noTimestamp {
@@ -41,6 +46,7 @@ type message struct {
 	ts      int64 // record timestamp, watermark, or barrier timestamp
 	id      int64 // barrier checkpoint id
 	payload []byte
+	sp      *SavepointTarget // a savepoint barrier's target
 }
 
 func parseMessage(b []byte) (message, error) {
@@ -64,16 +70,23 @@ func parseMessage(b []byte) (message, error) {
 			return m, fmt.Errorf("watermark: bad value")
 		}
 		m.ts = wm
-	case tagBarrier:
+	case tagBarrier, tagSavepointBarrier:
 		id, n := binary.Varint(rest)
 		if n <= 0 {
 			return m, fmt.Errorf("barrier: bad checkpoint id")
 		}
 		ts, n2 := binary.Varint(rest[n:])
-		if n2 <= 0 || n+n2 != len(rest) {
+		if n2 <= 0 || (m.tag == tagBarrier && n+n2 != len(rest)) {
 			return m, fmt.Errorf("barrier %d: bad timestamp", id)
 		}
 		m.id, m.ts = id, ts
+		if m.tag == tagSavepointBarrier {
+			sp, err := parseSavepointTarget(rest[n+n2:])
+			if err != nil {
+				return m, fmt.Errorf("savepoint barrier %d: %w", id, err)
+			}
+			m.sp = &sp
+		}
 	case tagEndOfData:
 		if len(rest) != 0 {
 			return m, fmt.Errorf("end of data: %d unexpected payload bytes", len(rest))

@@ -13,6 +13,7 @@ func FuzzParseMessage(f *testing.F) {
 	f.Add(appendWatermark(nil, -7))
 	f.Add(appendBarrier(nil, 3, 1700000000000))
 	f.Add(appendEndOfData(nil))
+	f.Add(appendSavepointBarrier(nil, 4, 1700000000000, SavepointTarget{Format: "CANONICAL", StorageURI: "file:///sp", Dir: "savepoint-ab-12"}))
 	f.Add([]byte{9})
 	f.Fuzz(func(t *testing.T, b []byte) {
 		m, err := parseMessage(b)
@@ -29,12 +30,14 @@ func FuzzParseMessage(f *testing.F) {
 			again = appendBarrier(nil, m.id, m.ts)
 		case tagEndOfData:
 			again = appendEndOfData(nil)
+		case tagSavepointBarrier:
+			again = appendSavepointBarrier(nil, m.id, m.ts, *m.sp)
 		}
 		m2, err := parseMessage(again)
 		if err != nil {
 			t.Fatalf("re-encoding %x gives %x, which does not parse: %v", b, again, err)
 		}
-		if m2.tag != m.tag || m2.ts != m.ts || m2.id != m.id || !bytes.Equal(m2.payload, m.payload) {
+		if m2.tag != m.tag || m2.ts != m.ts || m2.id != m.id || !bytes.Equal(m2.payload, m.payload) || (m.sp != nil && *m2.sp != *m.sp) {
 			t.Fatalf("%x parsed as %+v, re-encoded as %x, parsed as %+v", b, m, again, m2)
 		}
 	})

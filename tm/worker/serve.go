@@ -250,7 +250,12 @@ func (w *worker) dispatch(ctx context.Context, h *heldJob, space attemptSpace, m
 		t := k.TriggerCheckpoint
 		id := h.local(space, t.GetAttempt())
 		h.relay.with(func(b *taskBook) { b.triggered(id, t.GetCheckpointId()) })
-		ex.TriggerCheckpoint(id, t.GetCheckpointId(), t.GetTimestampMillis())
+		if sp := t.GetSavepoint(); sp != nil {
+			ex.TriggerSavepoint(id, t.GetCheckpointId(), t.GetTimestampMillis(),
+				exec.SavepointTarget{Format: sp.GetFormat(), StorageURI: sp.GetStorageUri(), Dir: sp.GetDir()})
+		} else {
+			ex.TriggerCheckpoint(id, t.GetCheckpointId(), t.GetTimestampMillis())
+		}
 	case *rpc.JobManagerMessage_CheckpointComplete:
 		n := k.CheckpointComplete
 		id := h.local(space, n.GetAttempt())

@@ -1,0 +1,279 @@
+package am
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"path"
+	"strings"
+	"time"
+
+	"github.com/tidestream/tide/core"
+	"github.com/tidestream/tide/core/checkpoint"
+	"github.com/tidestream/tide/rpc"
+	"github.com/tidestream/tide/storage"
+)
+
+// Savepoints in CANONICAL format (the default) are checkpoints of their own kind
+// (core/checkpoint TypeSavepoint). The AM queues the request, triggers it as soon as no
+// checkpoint is in flight (savepoints ignore the minimum pause), and tells the TaskManagers
+// the savepoint's directory with the trigger (rpc.SavepointTarget); the sources pass it on
+// in their barriers. Every subtask writes its state in full, in the backend-independent
+// state file, into that directory, even with execution.checkpointing.incremental; the AM
+// writes the source coordinator state and _metadata (last, marked SAVEPOINT CANONICAL)
+// there. So a savepoint stands alone and any state backend restores it.
+//
+// A savepoint shares the checkpoint ids and shows in the statistics as SAVEPOINT, but it
+// is not one of the job's checkpoints: not retained, never a restore point, no reference
+// to or count of <job>/shared/, and the TaskManagers' incremental chain goes on from the
+// last checkpoint. As in Flink since 1.15, a savepoint commits no side effects: two-phase
+// sinks commit its data with the next checkpoint (or, when a job starts from it, on
+// restore); a stop-with-savepoint commits it before the job is cancelled. A savepoint that
+// fails does not count against execution.checkpointing.tolerable-failed-checkpoints, and
+// its directory is deleted.
+//
+// A NATIVE savepoint is a copy of a checkpoint in the backend's own format
+// (rest_savepoints.go, checkpoint_savepoint.go), as before.
+
+// savepointRetry paces looking again for a moment to trigger a queued savepoint.
+const savepointRetry = 50 * time.Millisecond
+
+// savepointRun is one canonical savepoint: queued, then in flight under its id.
+type savepointRun struct {
+	opID      string
+	stop      bool
+	format    checkpoint.FormatType
+	targetURI string // the storage root the savepoint directory is in
+	dir       string // the savepoint's directory, relative to targetURI
+	id        int64  // its checkpoint id once triggered
+	failed    bool   // failed: its directory is deleted once no subtask writes into it
+}
+
+func (r *savepointRun) target() *rpc.SavepointTarget {
+	return &rpc.SavepointTarget{Format: string(r.format), StorageUri: r.targetURI, Dir: r.dir}
+}
+
+// savepointDirName is a new savepoint directory's name, as Flink names them:
+// savepoint-<first 6 characters of the job id>-<random>.
+func savepointDirName(jobID string) string {
+	if len(jobID) > 6 {
+		jobID = jobID[:6]
+	}
+	return "savepoint-" + jobID + "-" + newTriggerID()[:12]
+}
+
+// startCanonicalSavepoint queues a savepoint the subtasks write in canonical format.
+func (a *AM) startCanonicalSavepoint(ctx context.Context, kind operationKind, targetURI, triggerID, remote string) (string, error) {
+	if triggerID != "" && a.api.triggers.has(triggerID) {
+		return "", statusErrorf(http.StatusConflict, "triggerId %s is already in use: omit it or pick a new one", triggerID)
+	}
+	if triggerID == "" {
+		triggerID = newTriggerID()
+	}
+	run := &savepointRun{opID: triggerID, stop: kind == opStop, format: checkpoint.FormatCanonical,
+		targetURI: targetURI, dir: savepointDirName(a.cfg.JobID)}
+	// The operation exists before the savepoint is queued: it may complete at once.
+	a.api.triggers.add(operation{ID: triggerID, Kind: kind, TargetDir: targetURI, direct: true})
+	var terr error
+	err := a.mutate(ctx, func() { terr = a.ckpt.requestSavepoint(run) })
+	if err == nil {
+		err = terr
+	}
+	if err != nil {
+		a.api.triggers.remove(triggerID)
+	}
+	switch {
+	case errors.Is(err, errJobTerminated) || errors.Is(err, errCheckpointRefused):
+		return "", statusErrorf(http.StatusConflict, "Cannot trigger a %s of job %s: %v", kind, a.cfg.JobID, err)
+	case err != nil:
+		return "", statusErrorf(http.StatusServiceUnavailable, "Cannot trigger a %s of job %s: %v", kind, a.cfg.JobID, err)
+	}
+	a.log.Info("savepoint requested over REST", "kind", kind, "trigger", triggerID, "format", run.format,
+		"target", targetURI+"/"+run.dir, "remote", remote)
+	return triggerID, nil
+}
+
+// requestSavepoint queues run and triggers it if it can (loop goroutine).
+func (c *checkpointCoordinator) requestSavepoint(run *savepointRun) error {
+	if c.store == nil {
+		return fmt.Errorf("%w: checkpointing is off; set state.checkpoints.dir", errCheckpointRefused)
+	}
+	if !c.running {
+		return fmt.Errorf("%w: the job is %s, expected RUNNING", errCheckpointRefused, c.am.sched.Status())
+	}
+	c.spQueue = append(c.spQueue, run)
+	c.kickSavepoints()
+	return nil
+}
+
+// kickSavepoints triggers the first queued savepoint when no checkpoint is in flight and
+// every subtask runs, or looks again shortly (loop goroutine).
+func (c *checkpointCoordinator) kickSavepoints() {
+	if len(c.spQueue) == 0 || !c.running {
+		return
+	}
+	_, inFlight := c.co.InFlight()
+	d := c.am.deployment
+	if !inFlight && c.finalizing == 0 && d != nil && d.attempt == c.attempt && d.checkpointable() {
+		c.trigger(d)
+	}
+	if len(c.spQueue) > 0 {
+		c.am.clock.AfterFunc(savepointRetry, func() { c.am.post(c.kickSavepoints) })
+	}
+}
+
+// failQueuedSavepoints fails the savepoints not triggered yet (the job stopped running).
+func (c *checkpointCoordinator) failQueuedSavepoints(reason string) {
+	for _, run := range c.spQueue {
+		c.log.Warn("savepoint not taken", "trigger", run.opID, "reason", reason)
+		c.am.api.triggers.finish(run.opID, "", "savepoint not taken: "+reason)
+	}
+	c.spQueue = nil
+}
+
+// triggeredSavepoint records that the first queued savepoint got checkpoint id.
+func (c *checkpointCoordinator) triggeredSavepoint(id int64) *savepointRun {
+	run := c.spQueue[0]
+	c.spQueue = c.spQueue[1:]
+	run.id = id
+	if c.spRuns == nil {
+		c.spRuns = map[int64]*savepointRun{}
+	}
+	c.spRuns[id] = run
+	c.am.api.triggers.setCheckpoint(run.opID, id)
+	return run
+}
+
+// finishSavepoint writes the coordinator state and _metadata of a savepoint every subtask
+// acknowledged into its directory, off the loop; the outcome comes back as finalized.
+func (c *checkpointCoordinator) finishSavepoint(done checkpoint.Completed, maxPar map[string]int, coord map[string][]byte) {
+	run := c.spRuns[done.ID]
+	c.bg.Add(1)
+	go func() {
+		defer c.bg.Done()
+		ctx, cancel := context.WithTimeout(c.stopCtx, c.timeout)
+		defer cancel()
+		err := writeSavepointMetadata(ctx, c.jobID, run, done, maxPar, coord)
+		c.am.post(func() { c.finalized(done, err) })
+	}()
+}
+
+// writeSavepointMetadata checks that every file the subtasks listed is in the savepoint's
+// directory with its size, then writes _coordinator and, last, _metadata there.
+func writeSavepointMetadata(ctx context.Context, jobID string, run *savepointRun, done checkpoint.Completed, maxPar map[string]int, coord map[string][]byte) error {
+	st, err := storage.Open(ctx, run.targetURI, storage.Options{})
+	if err != nil {
+		return fmt.Errorf("savepoint %s/%s: open its storage: %w", run.targetURI, run.dir, err)
+	}
+	defer st.Close()
+	for _, sub := range done.Handles {
+		for _, h := range sub.Handles {
+			name := path.Join(run.dir, h.Name)
+			fi, err := st.Stat(ctx, name)
+			if err != nil {
+				return fmt.Errorf("savepoint %d: %s of subtask %s: %w", done.ID, name, sub.Subtask, err)
+			}
+			if fi.Size != h.Size {
+				return fmt.Errorf("savepoint %d: %s of subtask %s has %d bytes, the subtask wrote %d", done.ID, name, sub.Subtask, fi.Size, h.Size)
+			}
+		}
+	}
+	data, err := json.Marshal(coord)
+	if err != nil {
+		return fmt.Errorf("encode coordinator state of savepoint %d: %w", done.ID, err)
+	}
+	if err := storage.WriteFile(ctx, st, path.Join(run.dir, coordinatorFile), data); err != nil {
+		return fmt.Errorf("savepoint %d: %w", done.ID, err)
+	}
+	md := checkpoint.NewMetadata(jobID, done, maxPar, []checkpoint.StateHandle{{Name: coordinatorFile, Size: int64(len(data))}})
+	meta, err := checkpoint.EncodeMetadata(md)
+	if err != nil {
+		return fmt.Errorf("savepoint %d: %w", done.ID, err)
+	}
+	if err := storage.WriteFile(ctx, st, path.Join(run.dir, checkpoint.MetadataFile), meta); err != nil {
+		return fmt.Errorf("savepoint %d: %w", done.ID, err)
+	}
+	return nil
+}
+
+// savepointFinalized takes the outcome of finishSavepoint (loop goroutine).
+func (c *checkpointCoordinator) savepointFinalized(done checkpoint.Completed, err error) {
+	now := c.am.clock.Now()
+	if err != nil {
+		f, ferr := c.co.FinalizeFailed(now, done.ID, err.Error())
+		if ferr != nil {
+			c.log.Error("savepoint bookkeeping", "checkpoint", done.ID, "err", ferr)
+			return
+		}
+		c.failed(f, false, false)
+		return
+	}
+	if _, err := c.co.Finalized(now, done.ID); err != nil {
+		c.log.Error("savepoint bookkeeping", "checkpoint", done.ID, "err", err)
+		return
+	}
+	c.completedWriters(done.ID)
+	delete(c.coord, done.ID)
+	run := c.spRuns[done.ID]
+	delete(c.spRuns, done.ID)
+	c.am.view.setCheckpoints(c.co.Stats())
+	c.am.stateDirty = true
+	location := strings.TrimSuffix(run.targetURI, "/") + "/" + run.dir
+	c.log.Info("savepoint completed", "checkpoint", done.ID, "trigger", run.opID, "location", location,
+		"format", run.format, "duration", done.Duration, "bytes", done.Size)
+	if run.stop {
+		// Flink's stop-with-savepoint: its side effects are committed, then the job stops.
+		msg := &rpc.JobManagerMessage{Kind: &rpc.JobManagerMessage_CheckpointComplete{CheckpointComplete: &rpc.NotifyCheckpointComplete{
+			Attempt: done.Attempt, CheckpointId: done.ID}}}
+		for _, s := range c.am.sessions {
+			s.send(msg)
+		}
+		c.log.Info("stopping the job after its savepoint", "trigger", run.opID, "location", location)
+		c.am.step(core.CancelJob{})
+	}
+	c.am.api.triggers.finish(run.opID, location, "")
+	if c.running {
+		c.arm(c.interval)
+	}
+}
+
+// savepointFailed finishes the operation of failed savepoint id; its directory is deleted
+// by discard once no subtask writes into it. It reports whether id is a savepoint.
+func (c *checkpointCoordinator) savepointFailed(f checkpoint.Failed) {
+	run := c.spRuns[f.ID]
+	if run == nil {
+		return
+	}
+	run.failed = true
+	c.am.api.triggers.finish(run.opID, "", fmt.Sprintf("savepoint %d failed: %s", f.ID, f.Reason))
+}
+
+// discardSavepoint deletes the directory of a failed savepoint in the background; it
+// reports false when id is not one.
+func (c *checkpointCoordinator) discardSavepoint(id int64) bool {
+	run := c.spRuns[id]
+	if run == nil {
+		return false
+	}
+	delete(c.spRuns, id)
+	if !run.failed {
+		return true // completed: the user's now
+	}
+	c.bg.Add(1)
+	go func() {
+		defer c.bg.Done()
+		ctx, cancel := context.WithTimeout(c.stopCtx, time.Minute)
+		defer cancel()
+		st, err := storage.Open(ctx, run.targetURI, storage.Options{})
+		if err == nil {
+			err = st.Delete(ctx, run.dir)
+			st.Close()
+		}
+		if err != nil && !errors.Is(err, storage.ErrNotFound) {
+			c.log.Warn("could not delete the directory of a failed savepoint", "checkpoint", id, "path", run.targetURI+"/"+run.dir, "err", err)
+		}
+	}()
+	return true
+}
