@@ -380,8 +380,12 @@ func TestClientCheckpointAndSavepoint(t *testing.T) {
 	if code != exitOK || !strings.Contains(out, "completed: file:///tmp/sp/savepoint-7") {
 		t.Fatalf("savepoint: exit %d:\n%s", code, out)
 	}
-	if f.lastBody["target-directory"] != "file:///tmp/sp" || f.lastBody["cancel-job"] != false {
+	if f.lastBody["target-directory"] != "file:///tmp/sp" || f.lastBody["cancel-job"] != false || f.lastBody["formatType"] != "CANONICAL" {
 		t.Errorf("savepoint body %v", f.lastBody)
+	}
+	out, code = runTide(t, "savepoint", "a1b2", "--formatType", "native", "-m", addr(srv))
+	if code != exitOK || f.lastBody["formatType"] != "native" {
+		t.Fatalf("savepoint --formatType native: exit %d, body %v:\n%s", code, f.lastBody, out)
 	}
 	f.failNext = "checkpoint declined by window (1/2)"
 	for _, status := range []string{"COMPLETED", "FAILED"} {
@@ -465,6 +469,7 @@ func TestClientExitCodes(t *testing.T) {
 		{"rescale refused", []string{"rescale", "a1", "--vertex", "window", "--parallelism", "2..500", "-m", m}, exitError, "upperBound 500 above maxParallelism 128"},
 		{"unknown job", []string{"status", "ffff", "-m", m}, exitError, "no job with that id, id prefix or name"},
 		{"checkpoint bad type", []string{"checkpoint", "a1", "--type", "HUGE", "-m", m}, exitUsage, "expected CONFIGURED"},
+		{"savepoint bad format", []string{"savepoint", "a1", "--formatType", "FULL", "-m", m}, exitUsage, `--formatType "FULL": expected CANONICAL or NATIVE`},
 		{"blocklist add no node", []string{"blocklist", "add", "-m", m}, exitUsage, "needs one NODE"},
 		{"unknown command", []string{"frobnicate"}, exitUsage, "unknown command"},
 	}

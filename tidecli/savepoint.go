@@ -7,7 +7,16 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/tidestream/tide/api"
+	"github.com/tidestream/tide/core/checkpoint"
 )
+
+// checkFormatType refuses a --formatType the AM would not take, before sending anything.
+func checkFormatType(c *cli.Context, _ string) error {
+	if _, err := checkpoint.ParseFormatType(c.String("formatType")); err != nil {
+		return usagef("--%v", err)
+	}
+	return nil
+}
 
 func savepointCommand() *cli.Command {
 	return &cli.Command{
@@ -17,13 +26,18 @@ func savepointCommand() *cli.Command {
 		Description: `Triggers a savepoint (POST /jobs/:jobid/savepoints) into --dir (default: the AM's
 state.savepoints.dir) and polls until it completes; prints its location as a URI, which
 --fromSavepoint takes back. The AM accepts --dir only under state.savepoints.dir or a directory
-of state.savepoints.allowed-dirs.`,
+of state.savepoints.allowed-dirs. --formatType CANONICAL (the default) writes every subtask's
+state in full in the backend-independent format, which any state backend restores (switch
+backends through it); NATIVE copies a checkpoint in the backend's own format (with pebble and
+execution.checkpointing.incremental, its database files), which only the same backend restores.`,
 		Flags: append(clientFlags(),
 			&cli.StringFlag{Name: "dir", Aliases: []string{"d"}, Usage: "target `directory`: an absolute path (taken literally) or a file:// or hdfs:// URI (percent-encoded), under the AM's allowed savepoint directories"},
-			&cli.DurationFlag{Name: "wait", Value: 10 * time.Minute, Usage: "give up waiting after this long"}),
+			&cli.DurationFlag{Name: "wait", Value: 10 * time.Minute, Usage: "give up waiting after this long"},
+			&cli.StringFlag{Name: "formatType", Aliases: []string{"type"}, Value: string(checkpoint.FormatCanonical),
+				Usage: "savepoint format: CANONICAL (any state backend restores it) or NATIVE (the backend's own files)"}),
 		OnUsageError: onUsageError,
-		Action: jobAction(nil, func(c *cli.Context, cc *clientCommand, j api.JobOverview) error {
-			req := api.SavepointTriggerRequest{TargetDirectory: c.String("dir")}
+		Action: jobAction(checkFormatType, func(c *cli.Context, cc *clientCommand, j api.JobOverview) error {
+			req := api.SavepointTriggerRequest{TargetDirectory: c.String("dir"), FormatType: c.String("formatType")}
 			op, err := cc.trigger(c.Context, "Savepoint of job "+j.JID, "/jobs/"+j.JID+"/savepoints", c.Duration("wait"),
 				func(ctx context.Context) (string, error) { return cc.api.TriggerSavepoint(ctx, j.JID, req) },
 				func(ctx context.Context, id string) (api.AsyncOperation, error) {
