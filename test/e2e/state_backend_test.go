@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -113,17 +114,22 @@ func cleanStaleWithTaskManager(t *testing.T, stateDir string, want int) {
 }
 
 // TestStateBackendSwitchThroughSavepoint runs CheckableCount --dedup on the hashmap
-// backend, takes a savepoint, continues it on pebble from the savepoint, takes another,
-// and finishes it on hashmap again: the keyed state (the aggregate and the dedup
-// MapState) crosses both switches and the output is exact.
+// backend, takes a savepoint, continues it on pebble with incremental checkpoints from the
+// savepoint, takes another (CANONICAL, the default: written in full by the subtasks, no
+// pebble files, no reference to the job's shared/), and finishes it on hashmap again: the
+// keyed state (the aggregate and the dedup MapState) crosses both switches and the output
+// is exact.
 func TestStateBackendSwitchThroughSavepoint(t *testing.T) {
 	out := t.TempDir()
 	args := []string{"--records", "200000", "--keys", "5000", "--dedup", "--rate", "4000", "--output", out}
 	from := ""
 	for i, backend := range []string{"hashmap", "pebble", "hashmap"} {
-		spDir := t.TempDir()
-		dyn := append(reactive(t.TempDir(), "300 ms"), "state.backend.type="+backend,
+		spDir, ckpt := t.TempDir(), t.TempDir()
+		dyn := append(reactive(ckpt, "300 ms"), "state.backend.type="+backend,
 			"state.backend.pebble.localdir="+t.TempDir(), "state.savepoints.allowed-dirs="+spDir)
+		if backend == "pebble" {
+			dyn = append(dyn, "execution.checkpointing.incremental=true")
+		}
 		c := startLocal(t, standalone.LocalOptions{Dynamic: dyn, JobName: examples.CheckableCountName,
 			JobArgs: args, TaskManagers: 2, FromSavepoint: from})
 		id := jobID(t, c)
@@ -133,9 +139,25 @@ func TestStateBackendSwitchThroughSavepoint(t *testing.T) {
 			waitExact(t, c, 4*time.Minute, out, args)
 			break
 		}
+		if backend == "pebble" {
+			// The job checkpoints incrementally: its tables are in <job>/shared/.
+			shared, _ := filepath.Glob(filepath.Join(ckpt, id, "shared", "*"))
+			if len(shared) == 0 {
+				t.Fatalf("no shared files under %s/%s/shared: the pebble job does not checkpoint incrementally", ckpt, id)
+			}
+		}
 		if cli, err := tideCmd(t, tideBin, 2*time.Minute, "savepoint", id, "--dir", "file://"+spDir, "-m", c.RESTAddress()); err != nil {
 			t.Fatalf("tide savepoint on %s: %v\n%s", backend, err, cli)
 		}
+		// The savepoint is no restore point: the job's checkpoints go on after it.
+		spID := savepointCheckpointID(t, savepointIn(t, spDir))
+		testkit.WaitFor(t, "a checkpoint after the savepoint", func() (bool, error) {
+			var s testkit.CheckpointStats
+			if err := rest(c, "/jobs/"+id+"/checkpoints", &s); err != nil {
+				return false, err
+			}
+			return s.Latest.Completed != nil && s.Latest.Completed.ID > spID, fmt.Errorf("latest completed %+v", s.Latest.Completed)
+		})
 		if cli, err := tideCmd(t, tideBin, 2*time.Minute, "cancel", id, "--wait", "60s", "-m", c.RESTAddress()); err != nil {
 			t.Fatalf("tide cancel: %v\n%s", err, cli)
 		}
@@ -146,11 +168,123 @@ func TestStateBackendSwitchThroughSavepoint(t *testing.T) {
 		}
 		from = savepointIn(t, spDir)
 		t.Logf("savepoint on %s: %s", backend, from)
+		checkCanonicalSavepoint(t, strings.TrimPrefix(from, "file://"))
 		if got, err := examples.ReadCommittedOutput(out); err != nil || len(got) != 0 {
 			t.Fatalf("committed output before the end = %d lines, %v; want none", len(got), err)
 		}
-		if _, err := os.Stat(strings.TrimPrefix(from, "file://")); err != nil {
-			t.Fatal(err)
+	}
+}
+
+// savepointMetadata is what the e2e tests read of a savepoint's _metadata.
+type savepointMetadata struct {
+	CheckpointID   int64  `json:"checkpointId"`
+	CheckpointType string `json:"checkpointType"`
+	FormatType     string `json:"formatType"`
+	Subtasks       []struct {
+		Handles []struct {
+			Name string `json:"name"`
+		} `json:"handles"`
+	} `json:"subtasks"`
+}
+
+func readSavepointMetadata(t *testing.T, dir string) savepointMetadata {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(dir, "_metadata"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var md savepointMetadata
+	if err := json.Unmarshal(data, &md); err != nil {
+		t.Fatalf("savepoint %s: _metadata: %v", dir, err)
+	}
+	return md
+}
+
+// checkCanonicalSavepoint checks that the savepoint in dir is CANONICAL and stands alone:
+// its _metadata says so, and it is flat: one .state file per subtask it lists, the
+// coordinator state, _metadata, and no pebble database file or shared/ directory.
+func checkCanonicalSavepoint(t *testing.T, dir string) {
+	t.Helper()
+	md := readSavepointMetadata(t, dir)
+	if md.CheckpointType != "SAVEPOINT" || md.FormatType != "CANONICAL" {
+		t.Fatalf("savepoint %s: _metadata says %q %q, want SAVEPOINT CANONICAL", dir, md.CheckpointType, md.FormatType)
+	}
+	listed := map[string]bool{"_metadata": true, "_coordinator": true}
+	for _, st := range md.Subtasks {
+		for _, h := range st.Handles {
+			if strings.Contains(h.Name, "/") || !strings.HasSuffix(h.Name, ".state") {
+				t.Errorf("savepoint %s lists %q: want only state files in its own directory", dir, h.Name)
+			}
+			listed[h.Name] = true
 		}
 	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if e.IsDir() || !listed[e.Name()] {
+			t.Errorf("savepoint %s holds %s, which its _metadata does not list", dir, e.Name())
+		}
+	}
+}
+
+// TestStateBackendNativeSavepoint takes a NATIVE savepoint of a pebble job with
+// incremental checkpoints (a copy of its database files, shared tables included): a
+// hashmap job refuses to start from it, naming the format and what to do, and a pebble
+// job with incremental checkpoints goes on from it to the exact output.
+func TestStateBackendNativeSavepoint(t *testing.T) {
+	out := t.TempDir()
+	args := []string{"--records", "120000", "--keys", "3000", "--dedup", "--rate", "4000", "--output", out}
+	spDir := t.TempDir()
+	pebble := func() []string {
+		return append(reactive(t.TempDir(), "300 ms"), "state.backend.type=pebble", "execution.checkpointing.incremental=true",
+			"state.backend.pebble.localdir="+t.TempDir(), "state.savepoints.allowed-dirs="+spDir)
+	}
+	c := startLocal(t, standalone.LocalOptions{Dynamic: pebble(), JobName: examples.CheckableCountName, JobArgs: args, TaskManagers: 2})
+	id := jobID(t, c)
+	d := waitRunningAt(t, c, id, 2)
+	waitCheckpointIn(t, c, id, d.Attempt)
+	if cli, err := tideCmd(t, tideBin, 2*time.Minute, "savepoint", id, "--formatType", "NATIVE", "--dir", "file://"+spDir, "-m", c.RESTAddress()); err != nil {
+		t.Fatalf("tide savepoint --formatType NATIVE: %v\n%s", err, cli)
+	}
+	if cli, err := tideCmd(t, tideBin, 2*time.Minute, "cancel", id, "--wait", "60s", "-m", c.RESTAddress()); err != nil {
+		t.Fatalf("tide cancel: %v\n%s", err, cli)
+	}
+	select {
+	case <-c.AMDone():
+	case <-time.After(2 * time.Minute):
+		t.Fatal("the cancelled job's AM did not exit")
+	}
+	from := savepointIn(t, spDir)
+	dir := strings.TrimPrefix(from, "file://")
+	md := readSavepointMetadata(t, dir)
+	if md.CheckpointType != "SAVEPOINT" || md.FormatType != "NATIVE" {
+		t.Fatalf("savepoint %s: _metadata says %q %q, want SAVEPOINT NATIVE", dir, md.CheckpointType, md.FormatType)
+	}
+	if shared, _ := filepath.Glob(filepath.Join(dir, "shared", "*")); len(shared) == 0 {
+		t.Fatalf("NATIVE savepoint %s has no copied shared tables", dir)
+	}
+
+	// A hashmap job refuses it at once.
+	rpcPort, restPort := testkit.FreePort(t), testkit.FreePort(t)
+	cmd := []string{"jobmanager", "--job-classname", examples.CheckableCountName, "--fromSavepoint", from,
+		"-Djobmanager.rpc.address=127.0.0.1", "-Djobmanager.rpc.port=" + strconv.Itoa(rpcPort),
+		"-Drest.bind-address=127.0.0.1", "-Drest.port=" + strconv.Itoa(restPort),
+		"-Dstate.checkpoints.dir=file://" + t.TempDir(), "-Dstate.backend.type=hashmap", "--"}
+	refused, err := tideCmd(t, tideBin, time.Minute, append(cmd, args...)...)
+	if code := exitCode(err); code == 0 || code == -1 {
+		t.Fatalf("a hashmap job from the NATIVE savepoint: exit %v, want a refusal\n%s", err, refused)
+	}
+	for _, w := range []string{"cannot start from savepoint", "NATIVE format", "state.backend.type hashmap",
+		"state.backend.type pebble", "CANONICAL format"} {
+		if !strings.Contains(refused, w) {
+			t.Errorf("refusal lacks %q:\n%s", w, refused)
+		}
+	}
+
+	// A pebble job with incremental checkpoints goes on from it.
+	c = startLocal(t, standalone.LocalOptions{Dynamic: pebble(), JobName: examples.CheckableCountName, JobArgs: args,
+		TaskManagers: 2, FromSavepoint: from})
+	waitExact(t, c, 4*time.Minute, out, args)
 }
