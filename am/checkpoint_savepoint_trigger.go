@@ -150,6 +150,10 @@ func (c *checkpointCoordinator) triggeredSavepoint(id int64) *savepointRun {
 // acknowledged into its directory, off the loop; the outcome comes back as finalized.
 func (c *checkpointCoordinator) finishSavepoint(done checkpoint.Completed, maxPar map[string]int, coord map[string][]byte) {
 	run := c.spRuns[done.ID]
+	if run == nil {
+		c.am.post(func() { c.finalized(done, fmt.Errorf("savepoint %d: its target is unknown", done.ID)) })
+		return
+	}
 	c.bg.Add(1)
 	go func() {
 		defer c.bg.Done()
@@ -218,6 +222,10 @@ func (c *checkpointCoordinator) savepointFinalized(done checkpoint.Completed, er
 	delete(c.coord, done.ID)
 	run := c.spRuns[done.ID]
 	delete(c.spRuns, done.ID)
+	if run == nil {
+		c.log.Error("savepoint bookkeeping: completed savepoint without a target", "checkpoint", done.ID)
+		return
+	}
 	c.am.view.setCheckpoints(c.co.Stats())
 	c.am.stateDirty = true
 	location := strings.TrimSuffix(run.targetURI, "/") + "/" + run.dir
@@ -239,8 +247,8 @@ func (c *checkpointCoordinator) savepointFinalized(done checkpoint.Completed, er
 	}
 }
 
-// savepointFailed finishes the operation of failed savepoint id; its directory is deleted
-// by discard once no subtask writes into it. It reports whether id is a savepoint.
+// savepointFailed finishes the operation of a failed savepoint; its directory is deleted
+// by discard once no subtask writes into it.
 func (c *checkpointCoordinator) savepointFailed(f checkpoint.Failed) {
 	run := c.spRuns[f.ID]
 	if run == nil {

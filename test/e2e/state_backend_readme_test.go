@@ -15,10 +15,11 @@ import (
 // TestStateBackendReadmeCommands runs the README's "Choosing a state backend" example as
 // written: its yaml lines go into a copy of conf/flink-conf.yaml (beside this cluster's
 // ports), its sh block runs from the repository's top folder with bin/ scripts, and only
-// /tmp/tide is replaced by a temporary directory. The job starts on hashmap, takes a
-// savepoint, is cancelled, and goes on from the savepoint on pebble: the AM says it started
-// from the savepoint, the TaskManager keeps the keyed state in pebble under the configured
-// directory, and the committed output is exact.
+// /tmp/tide is replaced by a temporary directory. The job starts on pebble with incremental
+// checkpoints (the TaskManager keeps the keyed state in pebble under the configured
+// directory), takes a savepoint (CANONICAL: it stands alone, without pebble files), is
+// cancelled, and goes on from the savepoint on hashmap: the AM says it started from the
+// savepoint, and the committed output is exact.
 func TestStateBackendReadmeCommands(t *testing.T) {
 	const heading = "## Choosing a state backend"
 	yaml := readmeFenced(t, heading, "yaml")
@@ -52,6 +53,11 @@ func TestStateBackendReadmeCommands(t *testing.T) {
 			t.Fatalf("the job started from the savepoint did not finish (its AM still runs)")
 		}
 	}
+	sps, _ := filepath.Glob(filepath.Join(base, "savepoints", "savepoint-*"))
+	if len(sps) != 1 {
+		t.Fatalf("savepoints under %s/savepoints: %v, want one", base, sps)
+	}
+	checkCanonicalSavepoint(t, sps[0])
 	outDir := filepath.Join(base, "out")
 	testkit.CheckExactOutput(t, outDir, readmeJobArgs(t, local(script[0])))
 
