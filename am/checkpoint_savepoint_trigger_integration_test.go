@@ -133,3 +133,86 @@ func TestCanonicalSavepointIsNotACheckpoint(t *testing.T) {
 	}
 	c.waitEnded(t, time.Minute, core.StatusCanceled)
 }
+
+// TestCanonicalSavepointFailure: a savepoint whose directory the subtasks cannot write
+// (its storage root is a file) fails, naming the cause, without counting against
+// execution.checkpointing.tolerable-failed-checkpoints 0: the job keeps its attempt and
+// its checkpoints. A checkpoint triggered over REST meanwhile is a checkpoint.
+func TestCanonicalSavepointFailure(t *testing.T) {
+	spDir := t.TempDir()
+	blocker := filepath.Join(spDir, "blocker")
+	if err := os.WriteFile(blocker, []byte("not a directory"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"--records", "1000000", "--keys", "50", "--rate", "2000", "--output", t.TempDir()}
+	c := startCluster(t, clusterOptions{job: examples.CheckableCountName, args: args, ckptDir: t.TempDir(), interval: 100 * time.Millisecond,
+		noCheckpointConf: true, retained: 1, dynamic: []string{"state.savepoints.dir=file://" + spDir,
+			"execution.checkpointing.tolerable-failed-checkpoints=0"}})
+	c.addTM("tm-1", 1)
+	info := c.waitRunningAt(t, 1)
+	var trig struct {
+		RequestID string `json:"request-id"`
+	}
+	if err := c.postJSON("/jobs/"+jobID+"/savepoints", map[string]any{"target-directory": "file://" + blocker}, &trig); err != nil {
+		t.Fatal(err)
+	}
+	testkit.WaitFor(t, "the savepoint to fail", func() (bool, error) {
+		var op struct {
+			Status    struct{ ID string } `json:"status"`
+			Operation struct {
+				FailureCause struct {
+					StackTrace string `json:"stack-trace"`
+				} `json:"failure-cause"`
+			} `json:"operation"`
+		}
+		if err := c.getJSON("/jobs/"+jobID+"/savepoints/"+trig.RequestID, &op); err != nil {
+			return false, err
+		}
+		if op.Status.ID == "COMPLETED" {
+			t.Fatalf("savepoint into %s completed", blocker)
+		}
+		cause := op.Operation.FailureCause.StackTrace
+		if op.Status.ID == "FAILED" && !strings.Contains(cause, "blocker") {
+			t.Fatalf("savepoint failure does not name the target: %s", cause)
+		}
+		return op.Status.ID == "FAILED", fmt.Errorf("status %s", op.Status.ID)
+	})
+	var ck struct {
+		RequestID string `json:"request-id"`
+	}
+	if err := c.postJSON("/jobs/"+jobID+"/checkpoints", map[string]any{}, &ck); err != nil {
+		t.Fatal(err)
+	}
+	testkit.WaitFor(t, "the checkpoint triggered over REST", func() (bool, error) {
+		var op struct {
+			Status    struct{ ID string } `json:"status"`
+			Operation struct {
+				CheckpointID int64 `json:"checkpointId"`
+			} `json:"operation"`
+		}
+		if err := c.getJSON("/jobs/"+jobID+"/checkpoints/"+ck.RequestID, &op); err != nil {
+			return false, err
+		}
+		if op.Status.ID == "FAILED" {
+			t.Fatalf("checkpoint failed")
+		}
+		return op.Status.ID == "COMPLETED", fmt.Errorf("status %s", op.Status.ID)
+	})
+	if now := c.waitRunningAt(t, 1); now.Attempt != info.Attempt {
+		t.Fatalf("the failed savepoint failed the job over: attempt %d, was %d", now.Attempt, info.Attempt)
+	}
+	var s spStats
+	if err := c.getJSON("/jobs/"+jobID+"/checkpoints", &s); err != nil {
+		t.Fatal(err)
+	}
+	if s.Latest.Savepoint != nil {
+		t.Errorf("latest.savepoint = %+v after a failed savepoint", s.Latest.Savepoint)
+	}
+	failed := false
+	for _, e := range s.History {
+		failed = failed || (e.CheckpointType == "SAVEPOINT" && e.Status == "FAILED")
+	}
+	if !failed {
+		t.Errorf("no failed SAVEPOINT in the history: %+v", s.History)
+	}
+}
