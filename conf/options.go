@@ -575,6 +575,12 @@ var (
 		Description: "AM attempts YARN makes; each new attempt recovers the job from the latest checkpoint. Flink defaults to 1 without high availability.",
 	}, intType{1, unlimited})
 
+	// YarnAttemptFailuresValidityInterval is YARN's window for counting failed AM attempts.
+	YarnAttemptFailuresValidityInterval = declare[time.Duration](Spec{
+		Key: "yarn.application-attempt-failures-validity-interval", Default: "-1",
+		Description: "Only AM attempts that failed within this window count towards yarn.application-attempts (and the ResourceManager's yarn.resourcemanager.am.max-attempts cap), so a long-running job survives any number of AM failures spaced further apart; -1 counts every failure. A plain number is milliseconds. Flink defaults to 10 s.",
+	}, durationType{minusOne: true})
+
 	// YarnAppMasterVcores is the AM container's virtual cores.
 	YarnAppMasterVcores = declare[int](Spec{
 		Key: "yarn.appmaster.vcores", Default: "1", Unit: "vcores",

@@ -138,6 +138,7 @@ func runYarnPerJob(c *cli.Context) error {
 		AppName:           appName,
 		Queue:             conf.YarnApplicationQueue.Get(cfg),
 		Attempts:          conf.YarnApplicationAttempts.Get(cfg),
+		FailuresValidity:  conf.YarnAttemptFailuresValidityInterval.Get(cfg),
 		AMMemoryMB:        mebibytes(conf.JobManagerMemoryProcessSize.Get(cfg)),
 		AMVCores:          int32(conf.YarnAppMasterVcores.Get(cfg)),
 		TMMemoryMB:        mebibytes(conf.TaskManagerMemoryProcessSize.Get(cfg)),

@@ -47,6 +47,9 @@ type Submission struct {
 	AppName  string
 	Queue    string // "" uses the scheduler's default queue
 	Attempts int
+	// FailuresValidity is YARN's attempt failures validity interval: only AM attempts that
+	// failed within it count towards Attempts (<= 0: every failure counts).
+	FailuresValidity time.Duration
 
 	AMMemoryMB int64
 	AMVCores   int32
@@ -153,6 +156,9 @@ func Submit(ctx context.Context, s Submission) (*Application, error) {
 	if s.Queue != "" {
 		sub.Queue = proto.String(s.Queue)
 	}
+	if s.FailuresValidity > 0 {
+		sub.AttemptFailuresValidityInterval = proto.Int64(s.FailuresValidity.Milliseconds())
+	}
 	if err := s.RM.SubmitApplication(ctx, sub, maxCap); err != nil {
 		if derr := s.Staging.Delete(context.WithoutCancel(ctx), app); derr != nil {
 			log.Warn("cleaning up the staging directory failed", "dir", stagingDir, "err", derr)
@@ -160,6 +166,7 @@ func Submit(ctx context.Context, s Submission) (*Application, error) {
 		return nil, err
 	}
 	log.Info("submitted YARN application", "application", app, "staging", stagingDir, "queue", sub.GetQueue(), "attempts", s.Attempts,
+		"attempt_failures_validity", sub.GetAttemptFailuresValidityInterval(),
 		"keep_containers", sub.GetKeepContainersAcrossApplicationAttempts())
 	return &Application{ID: appID, StagingDir: stagingDir, Resources: res}, nil
 }

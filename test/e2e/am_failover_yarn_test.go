@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -14,10 +15,17 @@ import (
 	"github.com/tidestream/tide/yarn"
 )
 
-// YARN: the AM of attempt 1 is SIGKILLed while CheckableCount runs at a steady rate; the
-// TaskManagers of attempt 1 keep their subtasks running and the AM of attempt 2 adopts
-// them: the same job attempt, nothing restored, checkpoints going on, exact output, and
-// records kept reaching the sink while the AM was away (checkFlowedThrough).
+// yarnFailuresWindow is the test's yarn.application-attempt-failures-validity-interval:
+// an AM failure older than this no longer counts towards the attempt limit, so the
+// mini-cluster's yarn.resourcemanager.am.max-attempts=2 allows a third attempt when the
+// kills are further apart.
+const yarnFailuresWindow = 5 * time.Second
+
+// YARN: the AM is SIGKILLed twice (attempts 1 and 2) while CheckableCount runs at a steady
+// rate; the TaskManager containers of attempt 1 keep their subtasks running and the AMs of
+// attempts 2 and 3 adopt them: the same job attempt, nothing restored, the same
+// TaskManager processes, checkpoints going on, exact output, and records kept reaching the
+// sink while the AM was away (checkFlowedThrough).
 func TestYARNAMFailoverAdoptsRunningTasks(t *testing.T) {
 	env := hadooptest.RequireYARN(t)
 	f, err := os.Open(filepath.Join(env.ConfDir, "yarn-site.xml"))
@@ -33,50 +41,68 @@ func TestYARNAMFailoverAdoptsRunningTasks(t *testing.T) {
 		t.Fatalf("the mini-cluster caps AM attempts at %q: no second attempt possible", site["yarn.resourcemanager.am.max-attempts"])
 	}
 	out, stamps := t.TempDir(), t.TempDir()
-	const records = 160000
+	const records = 480000
 	jobArgs := []string{"--records", strconv.Itoa(records), "--keys", "7", "--rate", "4000", "--output", out, "--timestamps", stamps}
-	r := startYarnRun(t, env, []string{"-Dyarn.application-attempts=2", "-Djobmanager.failover.task-adoption.timeout=60 s"}, jobArgs)
+	r := startYarnRun(t, env, []string{"-Dyarn.application-attempts=3",
+		"-Dyarn.application-attempt-failures-validity-interval=" + strconv.Itoa(int(yarnFailuresWindow.Milliseconds())),
+		"-Djobmanager.failover.task-adoption.timeout=60 s"}, jobArgs)
 	jid := r.jobID(t)
 	waitYarnRunning(t, r.track, jid, 2, nil)
-	var before testkit.JobDetails
-	testkit.WaitFor(t, "a completed checkpoint", func() (bool, error) {
+	completed := func(track string) int64 {
 		var s testkit.CheckpointStats
-		if err := testkit.GetJSON(context.Background(), r.track+"/jobs/"+jid+"/checkpoints", &s); err != nil {
-			return false, err
+		if err := testkit.GetJSON(context.Background(), track+"/jobs/"+jid+"/checkpoints", &s); err != nil {
+			return -1
 		}
-		return s.Counts.Completed > 0, fmt.Errorf("%d completed", s.Counts.Completed)
-	})
+		return s.Counts.Completed
+	}
+	testkit.WaitFor(t, "a completed checkpoint", func() (bool, error) { return completed(r.track) > 0, nil })
+	var before testkit.JobDetails
 	if err := testkit.GetJSON(context.Background(), r.track+"/jobs/"+jid, &before); err != nil {
 		t.Fatal(err)
 	}
 	procs := containerProcesses(r.app, 1, "taskmanager")
+	if len(procs) != 2 {
+		t.Fatalf("TaskManager processes of attempt 1: %v, want 2", procs)
+	}
 	waitContainersReported(t, site, procs)
-	killed := time.Now()
-	killAM(t, r.app)
-	track2 := waitAttempt2(t, env, r.app, r.track)
-	waitYarnRunning(t, track2, jid, 2, nil)
-	back := time.Now()
-	var after testkit.JobDetails
-	if err := testkit.GetJSON(context.Background(), track2+"/jobs/"+jid, &after); err != nil {
-		t.Fatal(err)
-	}
-	if after.Attempt != before.Attempt || after.RestoreFrom != 0 {
-		t.Fatalf("AM attempt 2 runs job attempt %d restored from checkpoint %d; want attempt %d adopted, nothing restored",
-			after.Attempt, after.RestoreFrom, before.Attempt)
-	}
-	var cs testkit.CheckpointStats
-	if err := testkit.GetJSON(context.Background(), track2+"/jobs/"+jid+"/checkpoints", &cs); err != nil {
-		t.Fatal(err)
-	}
-	prev := cs.Counts.Completed
-	testkit.WaitFor(t, "a checkpoint completed by AM attempt 2", func() (bool, error) {
-		if err := testkit.GetJSON(context.Background(), track2+"/jobs/"+jid+"/checkpoints", &cs); err != nil {
-			return false, err
+
+	track := r.track
+	var away []amAbsent
+	var lastKill time.Time
+	for n := 1; n <= 2; n++ {
+		if wait := time.Until(lastKill.Add(yarnFailuresWindow + time.Second)); wait > 0 {
+			time.Sleep(wait) // the previous failure has left the window: attempt n+1 is allowed
 		}
-		return cs.Counts.Completed > prev, nil
-	})
-	checkpointed := time.Now()
+		prev := completed(track)
+		killed := time.Now()
+		lastKill = killed
+		killAMOf(t, r.app, n)
+		track = waitAttempt(t, env, r.app, int32(n+1), track)
+		waitYarnRunning(t, track, jid, 2, nil)
+		back := time.Now()
+		var after testkit.JobDetails
+		if err := testkit.GetJSON(context.Background(), track+"/jobs/"+jid, &after); err != nil {
+			t.Fatal(err)
+		}
+		if after.Attempt != before.Attempt || after.RestoreFrom != 0 {
+			t.Fatalf("AM attempt %d runs job attempt %d restored from checkpoint %d; want attempt %d adopted, nothing restored",
+				n+1, after.Attempt, after.RestoreFrom, before.Attempt)
+		}
+		if lf := after.LastFailover; lf == nil || lf.Outcome != "ADOPTED" || lf.ReportedSubtasks != lf.TotalSubtasks {
+			t.Fatalf("AM attempt %d: lastFailover %+v; want ADOPTED with every subtask reported", n+1, lf)
+		}
+		testkit.WaitFor(t, fmt.Sprintf("a checkpoint completed by AM attempt %d", n+1), func() (bool, error) {
+			c := completed(track)
+			return c > prev, fmt.Errorf("%d completed, %d before the kill", c, prev)
+		})
+		away = append(away, amAbsent{killed: killed, back: back, checkpointed: time.Now()})
+		t.Logf("AM attempt %d killed at %s; attempt %d adopted the subtasks and checkpointed", n, killed.Format("15:04:05.000"), n+1)
+	}
+	now := containerProcesses(r.app, 1, "taskmanager")
+	if !maps.Equal(now, procs) {
+		t.Errorf("TaskManager processes changed across the AM failovers: %v, then %v", procs, now)
+	}
 	r.wait(t, 4*time.Minute)
 	testkit.CheckExactOutput(t, out, jobArgs)
-	checkFlowedThrough(t, stamps, records, []amAbsent{{killed: killed, back: back, checkpointed: checkpointed}})
+	checkFlowedThrough(t, stamps, records, away)
 }

@@ -133,15 +133,22 @@ func containerProcesses(app string, attempt int, role string) map[string]tmProce
 // address (not old, the first attempt's).
 func waitAttempt2(t *testing.T, env *hadooptest.Env, app, old string) string {
 	t.Helper()
+	return waitAttempt(t, env, app, 2, old)
+}
+
+// waitAttempt waits until app's attempt n has registered and returns its AM's REST
+// address (not old, the previous attempt's).
+func waitAttempt(t *testing.T, env *hadooptest.Env, app string, n int32, old string) string {
+	t.Helper()
 	var track string
-	testkit.WaitFor(t, "the AM of attempt 2", func() (bool, error) {
+	testkit.WaitFor(t, fmt.Sprintf("the AM of attempt %d", n), func() (bool, error) {
 		rep, err := appReport(env, app)
 		if err != nil {
 			return false, err
 		}
 		u := rep.GetOriginalTrackingUrl()
-		if a := rep.GetCurrentApplicationAttemptId().GetAttemptId(); a != 2 || u == "" || u == "N/A" {
-			return false, fmt.Errorf("attempt %d, tracking URL %q", a, u)
+		if a := rep.GetCurrentApplicationAttemptId().GetAttemptId(); a != n || u == "" || u == "N/A" {
+			return false, fmt.Errorf("attempt %d (state %s), tracking URL %q", a, rep.GetYarnApplicationState(), u)
 		}
 		if !strings.Contains(u, "://") {
 			u = "http://" + u
@@ -155,16 +162,22 @@ func waitAttempt2(t *testing.T, env *hadooptest.Env, app, old string) string {
 // killAM SIGKILLs the AM process of app's first attempt (its container ends).
 func killAM(t *testing.T, app string) {
 	t.Helper()
-	prefix := "container_" + strings.TrimPrefix(app, "application_") + "_01_"
+	killAMOf(t, app, 1)
+}
+
+// killAMOf SIGKILLs the AM process of app's attempt n (its container ends).
+func killAMOf(t *testing.T, app string, n int) {
+	t.Helper()
+	prefix := fmt.Sprintf("container_%s_%02d_", strings.TrimPrefix(app, "application_"), n)
 	for _, p := range testkit.Processes() {
 		if c, _ := p.Env("CONTAINER_ID"); p.Role() == "jobmanager" && strings.HasPrefix(c, prefix) {
 			if err := syscall.Kill(p.PID, syscall.SIGKILL); err != nil {
-				t.Fatalf("killing the AM of %s (pid %d): %v", app, p.PID, err)
+				t.Fatalf("killing the AM of %s attempt %d (pid %d): %v", app, n, p.PID, err)
 			}
 			return
 		}
 	}
-	t.Fatalf("no AM process of %s", app)
+	t.Fatalf("no AM process of %s attempt %d", app, n)
 }
 
 // waitContainersReported waits until the RM has seen every process's container RUNNING.

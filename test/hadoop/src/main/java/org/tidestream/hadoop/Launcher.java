@@ -158,7 +158,7 @@ public final class Launcher {
         conf.setBoolean("yarn.nodemanager.vmem-check-enabled", false);
         conf.setBoolean("yarn.nodemanager.pmem-check-enabled", false);
         conf.set("yarn.nodemanager.disk-health-checker.max-disk-utilization-per-disk-percentage", "99.0");
-        conf.setInt("yarn.resourcemanager.am.max-attempts", 2); // lets tide test AM restarts
+        conf.setInt("yarn.resourcemanager.am.max-attempts", 3); // lets tide test AM restarts (two AM kills: three attempts)
         yarn = new MiniYARNCluster("tide-yarn", 2, 1, 1);
         yarn.init(conf);
         yarn.start();
