@@ -98,10 +98,10 @@ func (a *AM) startCanonicalSavepoint(ctx context.Context, kind operationKind, ta
 // requestSavepoint queues run and triggers it if it can (loop goroutine).
 func (c *checkpointCoordinator) requestSavepoint(run *savepointRun) error {
 	if c.store == nil {
-		return fmt.Errorf("%w: checkpointing is off; set state.checkpoints.dir", errCheckpointRefused)
+		return fmt.Errorf("%w: checkpointing is off; set state.checkpoints.dir: a savepoint needs it even with a target directory (a CANONICAL savepoint's files go to the target directory, but the checkpoint coordinator that takes it runs only with checkpoint storage)", errCheckpointRefused)
 	}
 	if !c.running {
-		return fmt.Errorf("%w: the job is %s, expected RUNNING", errCheckpointRefused, c.am.sched.Status())
+		return fmt.Errorf("%w: the job is %s, expected RUNNING; trigger again once it runs", errCheckpointRefused, c.am.sched.Status())
 	}
 	c.spQueue = append(c.spQueue, run)
 	c.kickSavepoints()

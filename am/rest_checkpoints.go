@@ -28,6 +28,9 @@ func (a *AM) TriggerCheckpoint(ctx context.Context, triggerID, remote string) (s
 	return a.startOperation(ctx, operation{ID: triggerID, Kind: opCheckpoint}, remote)
 }
 
+// errCheckpointingOff: the job has no checkpoint storage (state.checkpoints.dir).
+var errCheckpointingOff = errors.New("checkpointing is off")
+
 // startOperation checks the trigger id, triggers a checkpoint on the loop and returns the
 // operation's trigger id (Flink's asynchronous operation trigger).
 func (a *AM) startOperation(ctx context.Context, op operation, remote string) (string, error) {
@@ -42,6 +45,10 @@ func (a *AM) startOperation(ctx context.Context, op operation, remote string) (s
 		err = terr
 	}
 	switch {
+	case errors.Is(err, errCheckpointingOff) && op.Kind != opCheckpoint:
+		// A NATIVE savepoint is a checkpoint the TaskManagers write to checkpoint storage
+		// (the storage they open for the job), copied by the AM under the target directory.
+		return "", statusErrorf(http.StatusConflict, "Cannot trigger a %s of job %s: %v: a savepoint needs it even with a target directory (a NATIVE savepoint is a checkpoint the TaskManagers write to the job's checkpoint storage, then copied under the target directory)", op.Kind, a.cfg.JobID, err)
 	case errors.Is(err, errJobTerminated) || errors.Is(err, errCheckpointRefused):
 		return "", statusErrorf(http.StatusConflict, "Cannot trigger a %s of job %s: %v", op.Kind, a.cfg.JobID, err)
 	case err != nil:
@@ -59,10 +66,10 @@ func (a *AM) startOperation(ctx context.Context, op operation, remote string) (s
 func (a *AM) triggerCheckpointNow() (id, after int64, err error) {
 	c := a.ckpt
 	if c.store == nil {
-		return 0, 0, fmt.Errorf("%w: checkpointing is off; set state.checkpoints.dir", errCheckpointRefused)
+		return 0, 0, fmt.Errorf("%w: %w; set state.checkpoints.dir", errCheckpointRefused, errCheckpointingOff)
 	}
 	if !c.running {
-		return 0, 0, fmt.Errorf("%w: the job is %s, expected RUNNING", errCheckpointRefused, a.sched.Status())
+		return 0, 0, fmt.Errorf("%w: the job is %s, expected RUNNING; trigger again once it runs", errCheckpointRefused, a.sched.Status())
 	}
 	// A savepoint in flight is not a checkpoint to join: wait for the next checkpoint.
 	if id, opts, ok := c.co.Pending(); ok && !opts.IsSavepoint() {

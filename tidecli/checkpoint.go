@@ -15,13 +15,15 @@ func checkpointCommand() *cli.Command {
 		Usage:     "trigger a checkpoint and wait for it",
 		ArgsUsage: "JOB",
 		Description: `Triggers a checkpoint now (POST /jobs/:jobid/checkpoints) and polls its status until it
-completes or fails; prints the checkpoint id.`,
+completes or fails; prints the checkpoint id. The job must be RUNNING; with --wait given, the
+command waits (within that time) for a job that is not RUNNING yet.`,
 		Flags: append(clientFlags(),
 			&cli.StringFlag{Name: "type", Value: "CONFIGURED", Usage: "checkpointType: CONFIGURED, FULL or INCREMENTAL"},
-			&cli.DurationFlag{Name: "wait", Value: 10 * time.Minute, Usage: "give up waiting after this long"}),
+			&cli.DurationFlag{Name: "wait", Value: 10 * time.Minute, Usage: "give up waiting after this long; given, it also waits for a job that is not RUNNING yet"}),
 		OnUsageError: onUsageError,
 		Action: jobAction(checkCheckpointType, func(c *cli.Context, cc *clientCommand, j api.JobOverview) error {
-			op, err := cc.trigger(c.Context, "Checkpoint of job "+j.JID, "/jobs/"+j.JID+"/checkpoints", c.Duration("wait"),
+			op, err := cc.triggerRunning(c.Context, j, "a checkpoint", "Checkpoint of job "+j.JID, "/jobs/"+j.JID+"/checkpoints",
+				c.Duration("wait"), c.IsSet("wait"),
 				func(ctx context.Context) (string, error) {
 					return cc.api.TriggerCheckpoint(ctx, j.JID, api.CheckpointTriggerRequest{CheckpointType: c.String("type")})
 				},

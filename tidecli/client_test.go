@@ -31,6 +31,16 @@ type fakeAM struct {
 	failNext   string // failure cause of the next trigger
 	failStatus string // and its status: COMPLETED (Flink) or FAILED (tide)
 	lastBody   map[string]any
+	state      string // the job's state ("": RUNNING)
+}
+
+func (f *fakeAM) jobState() string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.state == "" {
+		return "RUNNING"
+	}
+	return f.state
 }
 
 func newFakeAM(t *testing.T) (*fakeAM, *httptest.Server) {
@@ -61,7 +71,7 @@ func (f *fakeAM) handler() http.Handler {
 	job := "/jobs/" + testJobID
 	mux.HandleFunc("GET /jobs/overview", func(w http.ResponseWriter, _ *http.Request) {
 		writeBody(w, 200, map[string]any{"jobs": []map[string]any{{
-			"jid": testJobID, "name": "TopSpeedWindowing", "state": "RUNNING",
+			"jid": testJobID, "name": "TopSpeedWindowing", "state": f.jobState(),
 			"start-time": 1700000000000, "end-time": -1, "duration": 61000, "last-modification": 1700000001000}}})
 	})
 	mux.HandleFunc("GET "+job, func(w http.ResponseWriter, _ *http.Request) {
@@ -625,4 +635,24 @@ func FuzzInterleaveArgs(f *testing.F) {
 			}
 		}
 	})
+}
+
+// A checkpoint or savepoint of a job that has ended fails before anything is triggered,
+// with or without --wait, naming the state and what to do.
+func TestClientTriggerOnAnEndedJob(t *testing.T) {
+	for _, state := range []string{"FINISHED", "CANCELED", "FAILED", "CANCELLING"} {
+		for _, args := range [][]string{{"savepoint", "a1b2"}, {"savepoint", "a1b2", "--wait", "1m"}, {"checkpoint", "a1b2"}} {
+			t.Run(state+" "+strings.Join(args, " "), func(t *testing.T) {
+				f, srv := newFakeAM(t)
+				f.state = state
+				out, code := runTide(t, append(args, "-m", addr(srv))...)
+				if code != exitError || !strings.Contains(out, "is "+state) || !strings.Contains(out, "will not run again") || !strings.Contains(out, "--fromSavepoint") {
+					t.Fatalf("exit %d:\n%s", code, out)
+				}
+				if f.lastBody != nil {
+					t.Fatalf("something was triggered: %v", f.lastBody)
+				}
+			})
+		}
+	}
 }
