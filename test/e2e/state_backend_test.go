@@ -24,6 +24,7 @@ type spillRun struct {
 	records int64
 	rate    string // per source subtask
 	timeout time.Duration
+	managed string // taskmanager.memory.managed.size (empty: 8m)
 }
 
 // spillDefault keeps go test ./... within a few minutes; the 10M-key run is behind the
@@ -45,8 +46,12 @@ func TestStateBackendSpillRescale(t *testing.T) {
 func testSpillRescale(t *testing.T, storage string, run spillRun) {
 	n := strconv.FormatInt(run.records, 10)
 	stateDir := t.TempDir()
+	managed := run.managed
+	if managed == "" {
+		managed = "8m" // 1 MiB memtables: a few MB of state spill
+	}
 	spill := []string{"state.backend.type=pebble", "state.backend.pebble.localdir=" + stateDir,
-		"taskmanager.memory.managed.size=8m"} // 1 MiB memtables: a few MB of state spill
+		"taskmanager.memory.managed.size=" + managed}
 	var dyn []string
 	var out string
 	switch storage {
