@@ -22,6 +22,9 @@ import (
 // the AM once the bytes are durable, or declines it when the upload fails (the job goes
 // on).
 //
+// Low priority: the uploader's OS thread runs at a higher nice value than the subtasks'
+// (lowerUploadPriority), so encoding and copying bytes yield the CPU to record processing.
+//
 // Bounded: one upload runs per subtask and one more may wait. A barrier that finds both
 // taken (the AM gave up on a slow checkpoint and triggered the next one) blocks the
 // subtask until the running upload ends: back-pressure rather than a growing queue of
@@ -113,8 +116,16 @@ func (t *task) enqueueUpload(ctx context.Context, u *upload) error {
 	}
 }
 
+// uploadNice is the nice value of the uploaders' threads (lowerUploadPriority).
+const uploadNice = 10
+
 func (t *task) runUploads(q *uploads) {
 	defer close(q.done)
+	if !t.e.cfg.StateBackend.NormalPriorityUploads {
+		if err := lowerUploadPriority(); err != nil {
+			t.log.Warn("checkpoint uploads run at normal priority", "err", err)
+		}
+	}
 	for u := range q.queue {
 		t.runUpload(u)
 	}

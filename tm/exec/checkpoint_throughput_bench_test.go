@@ -27,7 +27,9 @@ import (
 // baseline, with its state encoded at the barrier (heap-sync:
 // StateBackendConfig.SynchronousHeapSnapshots), pebble with full asynchronous checkpoints
 // (a snapshot at the barrier, the state file streamed from it) and pebble with
-// incremental ones (a Pebble checkpoint at the barrier, new tables uploaded). It also
+// incremental ones (a Pebble checkpoint at the barrier, new tables uploaded), whose
+// uploads run at low priority, next to the same with uploads at normal priority
+// (pebble-incremental-normal-priority: StateBackendConfig.NormalPriorityUploads). It also
 // prints the longest the subtask processed nothing and the synchronous part of the
 // barrier. The heap backend runs only up to 256 MiB (beyond, the encoded copy its upload
 // holds needs gigabytes of memory).
@@ -41,9 +43,12 @@ func BenchmarkCheckpointThroughput(b *testing.B) {
 		}
 		mib = n
 	}
-	modes := []ckptMode{{name: "pebble-incremental", backend: state.Pebble, incremental: true}, {name: "pebble-full", backend: state.Pebble}}
+	modes := []ckptMode{{name: "pebble-incremental", backend: state.Pebble, incremental: true},
+		{name: "pebble-incremental-normal-priority", backend: state.Pebble, incremental: true, normalPriority: true, baselineOf: "pebble-incremental"},
+		{name: "pebble-full", backend: state.Pebble}}
 	if mib <= 256 {
-		modes = append(modes, ckptMode{name: "heap", backend: state.Hashmap}, ckptMode{name: "heap-sync", backend: state.Hashmap, syncHeap: true})
+		modes = append(modes, ckptMode{name: "heap", backend: state.Hashmap},
+			ckptMode{name: "heap-sync", backend: state.Hashmap, syncHeap: true, baselineOf: "heap"})
 	}
 	for _, m := range modes {
 		b.Run(fmt.Sprintf("%dMiB/%s", mib, m.name), func(b *testing.B) {
@@ -60,16 +65,21 @@ type ckptMode struct {
 	backend     state.Type
 	incremental bool
 	syncHeap    bool // the heap state encoded at the barrier (the copy-on-write baseline)
+	// normalPriority: uploads at the TaskManager's priority (the low-priority baseline).
+	normalPriority bool
+	// baselineOf names the mode this one is the same-run baseline of.
+	baselineOf string
 }
 
-// ckptResult is what a heap run measured, for the copy-on-write/baseline comparison.
+// ckptResult is what a run measured, for the comparison with its baseline.
 type ckptResult struct {
 	sync  time.Duration
 	ratio float64
 }
 
-// heapSync holds the heap runs' results by ckptMode.syncHeap (the modes run in order).
-var heapSync = map[bool]ckptResult{}
+// ckptResults holds the runs' results by size and mode (the modes run in order, each
+// baseline after the mode it is the baseline of).
+var ckptResults = map[string]ckptResult{}
 
 // ckptValue is the size of each key's accumulator.
 const ckptValue = 1000
@@ -131,7 +141,8 @@ func benchCheckpointThroughput(b *testing.B, size int64, m ckptMode) {
 	}
 	defer mem.Close()
 	am := newFakeAM(b, job, 1, func(c *exec.Config) {
-		c.StateBackend = exec.StateBackendConfig{Type: backend, Dir: dir, Incremental: incremental, Memory: mem, SynchronousHeapSnapshots: m.syncHeap}
+		c.StateBackend = exec.StateBackendConfig{Type: backend, Dir: dir, Incremental: incremental, Memory: mem, SynchronousHeapSnapshots: m.syncHeap,
+			NormalPriorityUploads: m.normalPriority}
 	})
 	am.checkpointing = true
 	keyedVertex := ""
@@ -221,6 +232,9 @@ func benchCheckpointThroughput(b *testing.B, size int64, m ckptMode) {
 	switch {
 	case backend == state.Pebble:
 		mode += map[bool]string{true: " incremental", false: " full"}[incremental]
+		if m.normalPriority {
+			mode += " (uploads at normal priority)"
+		}
 	case m.syncHeap:
 		mode += " (encoded at the barrier)"
 	default:
@@ -241,13 +255,11 @@ func benchCheckpointThroughput(b *testing.B, size int64, m ckptMode) {
 	for _, w := range windows {
 		longest = max(longest, w.sync)
 	}
-	if backend == state.Hashmap {
-		heapSync[m.syncHeap] = ckptResult{sync: longest, ratio: during.rate() / outside.rate()}
-	}
-	if cow, ok := heapSync[false]; ok && m.syncHeap && backend == state.Hashmap {
-		base := heapSync[true]
-		fmt.Printf("\nheap, %d MiB: the barrier's synchronous part (longest of 3): copy-on-write %s, encoded at the barrier %s (%.0fx shorter); during/between %.2f vs %.2f\n",
-			size>>20, cow.sync.Round(time.Microsecond), roundMs(base.sync), float64(base.sync)/float64(max(cow.sync, time.Microsecond)), cow.ratio, base.ratio)
+	ckptResults[fmt.Sprint(size, m.name)] = ckptResult{sync: longest, ratio: during.rate() / outside.rate()}
+	if cur, ok := ckptResults[fmt.Sprint(size, m.baselineOf)]; ok && m.baselineOf != "" {
+		base := ckptResults[fmt.Sprint(size, m.name)]
+		fmt.Printf("\n%s, %d MiB, against its baseline %s in this run: the barrier's synchronous part (longest of 3) %s vs %s; during/between %.2f vs %.2f\n",
+			m.baselineOf, size>>20, m.name, cur.sync.Round(time.Microsecond), base.sync.Round(time.Microsecond), cur.ratio, base.ratio)
 	}
 }
 

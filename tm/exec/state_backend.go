@@ -28,6 +28,9 @@ type StateBackendConfig struct {
 	// throughput benchmark's baseline); by default an asynchronous checkpoint takes a
 	// copy-on-write view at the barrier and encodes it during the upload.
 	SynchronousHeapSnapshots bool
+	// NormalPriorityUploads keeps the uploaders' threads at the TaskManager's priority (the
+	// throughput benchmark's baseline); by default they run at a lower one (uploadNice).
+	NormalPriorityUploads bool
 	// Memory is the TaskManager's managed memory, shared by its pebble instances (nil:
 	// Pebble's own defaults per instance).
 	Memory *state.Memory
