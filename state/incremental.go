@@ -363,7 +363,7 @@ func (p *PebbleBackend) ingestFrom(ctx context.Context, opts PebbleOptions, from
 		}
 		if w == nil {
 			name := filepath.Join(tmp, fmt.Sprintf("ingest-%06d.sst", len(paths)))
-			f, err := vfs.Default.Create(name, vfs.WriteCategoryUnspecified)
+			f, err := noSyncFS{vfs.Default}.Create(name, vfs.WriteCategoryUnspecified) // like every file of the instance: never fsynced
 			if err != nil {
 				return size, err
 			}
