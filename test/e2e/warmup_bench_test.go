@@ -243,7 +243,11 @@ func runMoves(b *testing.B, size int64, mode string, warm, standby bool) moveTim
 			if err != nil {
 				return false, err
 			}
-			return metricValue(text, "standbyCopies") >= 2 && metricValue(text, "standbyLag") == 0, nil
+			// The gauges are sampled together: a lag of 0 counts only in a sample that
+			// already knew the checkpoint holding the whole state (a sample from before it
+			// showed lag 0 while the copies had nothing, and the kill then found none).
+			return metricValue(text, "lastCheckpointSize") >= float64(size) &&
+				metricValue(text, "standbyCopies") >= 2 && metricValue(text, "standbyLag") == 0, nil
 		})
 		m.loss, m.lossInfo = timeMove(b, c, id, log, d.Attempt, 1, "RESOURCE_LOST", func() error { return c.Signal("tm-1", syscall.SIGKILL) })
 		b.Logf("%s %s: TaskManager SIGKILL %v (%s)", fmtSize(size), mode, m.loss, m.lossInfo)
