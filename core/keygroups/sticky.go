@@ -42,6 +42,7 @@ func Assign(maxParallelism int, taskManagers []string, prev Placed, factor float
 	for range 2 {
 		owner := s.match(bounds)
 		s.shift(bounds, owner)
+		s.slide(bounds, owner)
 		if k := s.kept(bounds, owner); k > bestKept {
 			bestKept, bestBounds, bestOwner = k, slices.Clone(bounds), owner
 		}
@@ -57,6 +58,10 @@ type solver struct {
 	slots  []int    // id -> subtasks on it
 	subs   [][]int  // id -> its subtask indices, ascending
 	had    []int32  // key group -> id of the TaskManager that held it, -1 if none of tms
+	// starts: key group -> an old range starts there (or it is 0 or maxP). A boundary
+	// there costs a restore no merge: the ranges on both sides each come from one old
+	// subtask's state.
+	starts []bool
 }
 
 func newSolver(maxP int, taskManagers []string, prev Placed, factor float64) *solver {
@@ -74,6 +79,13 @@ func newSolver(maxP int, taskManagers []string, prev Placed, factor float64) *so
 		}
 		s.slots[k]++
 		s.subs[k] = append(s.subs[k], i)
+	}
+	s.starts = make([]bool, maxP+1)
+	s.starts[0], s.starts[maxP] = true, true
+	for _, r := range prev.Ranges {
+		if r.Start >= 0 && r.Start < maxP {
+			s.starts[r.Start] = true
+		}
 	}
 	s.had = make([]int32, maxP)
 	for kg, tm := range prev.byKeyGroup(maxP) {
@@ -169,6 +181,58 @@ func (s *solver) shift(bounds, owner []int) {
 			return
 		}
 	}
+}
+
+// slide moves whole segments (both their boundaries by the same amount, the neighbours
+// staying within [lo, hi]) onto old range boundaries where that keeps as many key groups:
+// shift moves one boundary at a time, so a new TaskManager's segment squeezed between two
+// others can stay across an old boundary (3 -> 5: 39-51 across 42|43) although 43-55 keeps
+// as much. Its restore then merges two old subtasks' state, which takes time at the switch
+// in proportion to the state; one old range only needs clipping.
+func (s *solver) slide(bounds, owner []int) {
+	aligned := func(a, b int) int { return b2i(s.starts[a]) + b2i(s.starts[b]) }
+	is := func(kg, j int) int { return b2i(s.had[kg] == int32(owner[j])) }
+	for j := 1; j+2 < len(bounds); j++ {
+		lo, hi := bounds[j], bounds[j+1]
+		bestD, bestAligned := 0, aligned(lo, hi)
+		if bestAligned == 2 {
+			continue
+		}
+		ok := func(d int) bool {
+			a, b := lo+d, hi+d
+			return a-bounds[j-1] >= s.lo && a-bounds[j-1] <= s.hi && bounds[j+2]-b >= s.lo && bounds[j+2]-b <= s.hi
+		}
+		// gain: the key groups kept after the move minus before, updated one step at a
+		// time (|d| below the segment's and its neighbour's length, so the two zones that
+		// change hands stay apart).
+		for _, dir := range []int{1, -1} {
+			gain := 0
+			for step := 1; step < min(s.hi+1, hi-lo); step++ {
+				if dir > 0 && hi+step > bounds[j+2] || dir < 0 && lo-step < bounds[j-1] {
+					break // past the neighbour segment
+				}
+				if dir > 0 {
+					gain += is(lo+step-1, j-1) - is(lo+step-1, j) + is(hi+step-1, j) - is(hi+step-1, j+1)
+				} else {
+					gain += is(lo-step, j) - is(lo-step, j-1) + is(hi-step, j+1) - is(hi-step, j)
+				}
+				d := dir * step
+				if gain >= 0 && ok(d) {
+					if n := aligned(lo+d, hi+d); n > bestAligned {
+						bestD, bestAligned = d, n
+					}
+				}
+			}
+		}
+		bounds[j], bounds[j+1] = lo+bestD, hi+bestD
+	}
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 func (s *solver) delta(kg int, a, b int32) int {
