@@ -337,8 +337,10 @@ func (t *task) closeOperators() {
 		t.e.retiring.Add(1)
 		go func() {
 			defer t.e.retiring.Done()
+			start := time.Now()
 			t.stopUploads()
 			t.closeBackend()
+			t.log.Info("state backend of the cancelled subtask closed", "took_ms", time.Since(start).Milliseconds())
 		}()
 		return
 	}
