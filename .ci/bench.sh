@@ -42,7 +42,15 @@ awk '/metrics=/ { split($1, n, "metrics="); on = (n[2] ~ /^true/); for (i = 1; i
 section "latency: p50/p99 of records stamped at a 10k records/s source and compared at the sink (keyBy, two executors on loopback), execution.buffer-timeout 0, 5 ms and 100 ms"
 go test -run '^$' -bench Latency -benchtime 1x ./tm/exec/ | tee "$out/latency.txt"
 
-section "end to end over real processes: rescale downtime and cold start of N=2/8 TaskManagers (next to the bare binary's start), WordCount at p=1 and p=2 (next to a hand-written single-goroutine loop on the same input)"
+section "end to end over real processes: rescale downtime and cold start of N=2/8 TaskManagers (next to the bare binary's start), WordCount at p=1 and p=2 (next to a hand-written single-goroutine loop on the same input), and at p=2 with the default execution.buffer-timeout next to the build before issue 17's latency work (758deb6^), alternating in one run"
+# The build before the latency work, built once into .cache/bench (skipped without the history).
+before="$PWD/$out/tide-before-latency"
+if [ ! -x "$before" ] && git cat-file -e '758deb6^{commit}' 2>/dev/null; then
+  src=$(mktemp -d)
+  git archive '758deb6^' | tar -x -C "$src" && (cd "$src" && go build -o "$before" ./cmd/tide) || echo "    could not build 758deb6^: WordCount now/before skipped"
+  rm -rf "$src"
+fi
+if [ -x "$before" ]; then export TIDE_BENCH_BEFORE_BIN="$before"; fi
 test/e2e/bench.sh | tee "$out/e2e.txt"
 
 section "warm-up and standby (issue 14): switch downtime (last record before -> every subtask's first record after) of a scale-up and an evacuation with warm-up vs without, and of a TaskManager SIGKILL with a standby vs without, at 1 MiB and 100 MiB of keyed state (TIDE_BENCH_WARMUP_1G=1 adds 1 GiB), ratios from the same run"

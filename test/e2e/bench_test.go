@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/tidestream/tide/examples"
+	"github.com/tidestream/tide/internal/testkit"
 	"github.com/tidestream/tide/standalone"
 )
 
@@ -90,38 +91,24 @@ func BenchmarkWordCountThroughput(b *testing.B) {
 	for _, p := range []int{1, 2} {
 		b.Run(fmt.Sprintf("p=%d", p), func(b *testing.B) { benchWordCount(b, in, words, p) })
 	}
+	if before := os.Getenv(beforeBinEnv); before != "" {
+		b.Run("p=2-vs-before", func(b *testing.B) { benchWordCountBefore(b, in, words, before) })
+	}
 }
+
+// beforeBinEnv names a tide binary built from the commit before the latency work of issue 17
+// (make bench builds 758deb6^): BenchmarkWordCountThroughput then also runs WordCount at p=2
+// with the default execution.buffer-timeout on it and on this build, alternating, and prints
+// today's words/s against it (goal: within 10 % or better).
+const beforeBinEnv = "TIDE_BENCH_BEFORE_BIN"
 
 func benchWordCount(b *testing.B, in string, words, p int) {
 	base := bestBaseline(b, in, words, 3)
 	var total, running time.Duration
 	for i := 0; i < b.N; i++ {
-		out := b.TempDir()
-		// Timed from the processes' start to the AM's exit: start-up and deployment are
-		// included, so the figure is a lower bound of the steady-state rate.
-		start := time.Now()
-		c := startCluster(b, examples.WordCountName, []string{"--input", in, "--output", out}, p, reactive(b.TempDir(), "1 s"))
-		select {
-		case <-c.AMDone():
-		case <-time.After(10 * time.Minute):
-			b.Fatal("WordCount did not finish")
-		}
-		total += time.Since(start)
-		if err := c.AMErr(); err != nil {
-			b.Fatalf("WordCount AM: %v", err)
-		}
-		lines, err := examples.ReadCommittedOutput(out)
-		if err != nil {
-			b.Fatal(err)
-		}
-		if len(lines) != words {
-			b.Fatalf("WordCount committed %d running counts, want one per word (%d)", len(lines), words)
-		}
-		span, err := runningToFinished(filepath.Join(c.LogDir(), "jobmanager.log"))
-		if err != nil {
-			b.Fatal(err)
-		}
-		running += span
+		t, r := runWordCount(b, tideBin, in, words, p)
+		total += t
+		running += r
 	}
 	perSec := float64(words) * float64(b.N) / total.Seconds()
 	runPerSec := float64(words) * float64(b.N) / running.Seconds()
@@ -132,6 +119,57 @@ func benchWordCount(b *testing.B, in string, words, p int) {
 	b.ReportMetric(runPerSec/base, "running-x-baseline")
 	fmt.Printf("WordCount p=%d: %.0f words/s end to end (%d TaskManager(s), %d cores), %.0f words/s from RUNNING to FINISHED (start-up and deployment left out; the final checkpoint's commit included); hand-written single-goroutine loop: %.0f words/s; tide/loop = %.2fx end to end, %.2fx while running (goal: %s)\n",
 		p, perSec, p, runtime.NumCPU(), runPerSec, base, perSec/base, runPerSec/base, map[int]string{1: ">= 0.5x", 2: ">= 0.8x"}[p])
+}
+
+// benchWordCountBefore runs WordCount at p=2 with the default execution.buffer-timeout on
+// this build and on before, alternating (so a change of the machine's load hits both alike).
+func benchWordCountBefore(b *testing.B, in string, words int, before string) {
+	var now, then time.Duration
+	for i := 0; i < b.N; i++ {
+		_, r := runWordCount(b, tideBin, in, words, 2)
+		now += r
+		_, r = runWordCount(b, before, in, words, 2)
+		then += r
+	}
+	nowPerSec := float64(words) * float64(b.N) / now.Seconds()
+	thenPerSec := float64(words) * float64(b.N) / then.Seconds()
+	b.ReportMetric(nowPerSec, "running-words/s")
+	b.ReportMetric(thenPerSec, "before-running-words/s")
+	b.ReportMetric(nowPerSec/thenPerSec, "x-before")
+	fmt.Printf("WordCount p=2, default execution.buffer-timeout: %.0f words/s from RUNNING to FINISHED, before the latency work (%s): %.0f; now/before = %.2fx (goal: >= 0.9x)\n",
+		nowPerSec, filepath.Base(before), thenPerSec, nowPerSec/thenPerSec)
+}
+
+// runWordCount runs WordCount over in on bin at parallelism p, checks its output, and
+// returns the time from the processes' start to the AM's exit and from RUNNING to FINISHED.
+func runWordCount(b *testing.B, bin, in string, words, p int) (total, running time.Duration) {
+	out := b.TempDir()
+	// Timed from the processes' start to the AM's exit: start-up and deployment are
+	// included, so the figure is a lower bound of the steady-state rate.
+	start := time.Now()
+	c := testkit.StartLocal(b, bin, standalone.LocalOptions{Dynamic: reactive(b.TempDir(), "1 s"), JobName: examples.WordCountName,
+		JobArgs: []string{"--input", in, "--output", out}, TaskManagers: p})
+	select {
+	case <-c.AMDone():
+	case <-time.After(10 * time.Minute):
+		b.Fatal("WordCount did not finish")
+	}
+	total = time.Since(start)
+	if err := c.AMErr(); err != nil {
+		b.Fatalf("WordCount AM (%s): %v", bin, err)
+	}
+	lines, err := examples.ReadCommittedOutput(out)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if len(lines) != words {
+		b.Fatalf("WordCount (%s) committed %d running counts, want one per word (%d)", bin, len(lines), words)
+	}
+	span, err := runningToFinished(filepath.Join(c.LogDir(), "jobmanager.log"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	return total, span
 }
 
 // runningToFinished reads the AM's log: the time from the job's last switch to RUNNING to
