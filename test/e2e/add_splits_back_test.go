@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"fmt"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -33,16 +34,43 @@ func TestReaderTaskManagerKilledAfterNewSplits(t *testing.T) {
 	d := waitRunningAt(t, c, jid, 2)
 	waitCheckpointIn(t, c, jid, d.Attempt)
 
+	vertex := sourceVertex(t, args)
+	logName := filepath.Join(ckpt, jid, "splits", url.QueryEscape(vertex)+".log")
+	victim := readerWithNewSplits(t, func() ([]byte, error) { return os.ReadFile(logName) })
+	tm := subtaskTaskManager(t, restOf(c), jid, vertex, victim)
+	if err := c.Signal(tm, syscall.SIGKILL); err != nil {
+		t.Fatalf("reader %d runs on %q: %v", victim, tm, err)
+	}
+	t.Logf("killed %s, which runs reader %d with splits assigned since the last completed checkpoint", tm, victim)
+	waitExact(t, c, 4*time.Minute, out, args)
+	// Number by number: every 100th number of every split committed exactly once.
+	st, err := examples.ReadCommittedTimestamps(stamps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := examples.CheckTimestamps(st, records); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// sourceVertex is the source vertex of CheckableCount run with args.
+func sourceVertex(t *testing.T, args []string) string {
+	t.Helper()
 	build, _ := stream.Lookup(examples.CheckableCountName)
 	job, err := build(args)
 	if err != nil {
 		t.Fatal(err)
 	}
-	vertex := job.Sources()[0].Vertex
-	logName := filepath.Join(ckpt, jid, "splits", url.QueryEscape(vertex)+".log")
+	return job.Sources()[0].Vertex
+}
+
+// readerWithNewSplits waits until the split-assignment log (read by read) shows a reader
+// that was given splits since the last completed checkpoint, and returns its subtask.
+func readerWithNewSplits(t *testing.T, read func() ([]byte, error)) int {
+	t.Helper()
 	victim := -1
 	testkit.WaitFor(t, "a reader with splits assigned since the last completed checkpoint", func() (bool, error) {
-		data, err := os.ReadFile(logName)
+		data, err := read()
 		if err != nil {
 			return false, err
 		}
@@ -65,27 +93,26 @@ func TestReaderTaskManagerKilledAfterNewSplits(t *testing.T) {
 		}
 		return false, nil
 	})
-	var v api.VertexDetails
-	if err := rest(c, "/jobs/"+jid+"/vertices/"+url.PathEscape(vertex), &v); err != nil {
-		t.Fatal(err)
-	}
+	return victim
+}
+
+// subtaskTaskManager waits until subtask index of vertex runs and returns its TaskManager
+// (REST).
+func subtaskTaskManager(t *testing.T, get testkit.Getter, jid, vertex string, index int) string {
+	t.Helper()
 	tm := ""
-	for _, s := range v.Subtasks {
-		if s.Subtask == victim {
-			tm = s.TaskManagerID
+	testkit.WaitFor(t, fmt.Sprintf("subtask %d of %s running on a TaskManager", index, vertex), func() (bool, error) {
+		var v api.VertexDetails
+		if err := get("/jobs/"+jid+"/vertices/"+url.PathEscape(vertex), &v); err != nil {
+			return false, err
 		}
-	}
-	if err := c.Signal(tm, syscall.SIGKILL); err != nil {
-		t.Fatalf("reader %d runs on %q: %v", victim, tm, err)
-	}
-	t.Logf("killed %s, which runs reader %d with splits assigned since the last completed checkpoint", tm, victim)
-	waitExact(t, c, 4*time.Minute, out, args)
-	// Number by number: every 100th number of every split committed exactly once.
-	st, err := examples.ReadCommittedTimestamps(stamps)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := examples.CheckTimestamps(st, records); err != nil {
-		t.Fatal(err)
-	}
+		for _, s := range v.Subtasks {
+			if s.Subtask == index && s.Status == "RUNNING" && s.TaskManagerID != "" {
+				tm = s.TaskManagerID
+				return true, nil
+			}
+		}
+		return false, fmt.Errorf("subtasks %+v", v.Subtasks)
+	})
+	return tm
 }
