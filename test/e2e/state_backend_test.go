@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"path"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -139,6 +140,9 @@ func TestStateBackendSwitchThroughSavepoint(t *testing.T) {
 			JobArgs: args, TaskManagers: 2, FromSavepoint: from})
 		id := jobID(t, c)
 		d := waitRunningAt(t, c, id, 2)
+		if from != "" {
+			checkRestoredFrom(t, c, id, from)
+		}
 		waitCheckpointIn(t, c, id, d.Attempt)
 		if i == 2 {
 			waitExact(t, c, 4*time.Minute, out, args)
@@ -291,5 +295,79 @@ func TestStateBackendNativeSavepoint(t *testing.T) {
 	// A pebble job with incremental checkpoints goes on from it.
 	c = startLocal(t, standalone.LocalOptions{Dynamic: pebble(), JobName: examples.CheckableCountName, JobArgs: args,
 		TaskManagers: 2, FromSavepoint: from})
+	id = jobID(t, c)
+	waitRunningAt(t, c, id, 2)
+	checkRestoredFrom(t, c, id, from)
 	waitExact(t, c, 4*time.Minute, out, args)
+}
+
+// TestStateBackendSwitchThroughSavepointHDFS: with checkpoints and savepoints on hdfs://,
+// a pebble job with incremental checkpoints takes a CANONICAL savepoint (its subtasks
+// write it straight into the savepoint's directory on HDFS: state files only) and a
+// hashmap job goes on from it to the exact output.
+func TestStateBackendSwitchThroughSavepointHDFS(t *testing.T) {
+	env := hadooptest.Require(t)
+	uri, st := hdfsCheckpointRoot(t, env)
+	out := t.TempDir()
+	args := []string{"--records", "120000", "--keys", "3000", "--dedup", "--rate", "4000", "--output", out}
+	settings := func(backend string) []string {
+		return hdfsSettings(uri+"/checkpoints", "300 ms", "state.backend.type="+backend, "execution.checkpointing.incremental=true",
+			"state.backend.pebble.localdir="+t.TempDir(), "state.savepoints.dir="+uri+"/savepoints")
+	}
+	c := startLocal(t, standalone.LocalOptions{Dynamic: settings("pebble"), JobName: examples.CheckableCountName, JobArgs: args, TaskManagers: 2})
+	id := jobID(t, c)
+	d := waitRunningAt(t, c, id, 2)
+	waitCheckpointIn(t, c, id, d.Attempt)
+	cli, err := tideCmd(t, tideBin, 2*time.Minute, "savepoint", id, "-m", c.RESTAddress())
+	if err != nil {
+		t.Fatalf("tide savepoint: %v\n%s", err, cli)
+	}
+	_, location, ok := strings.Cut(strings.TrimSpace(cli), "completed: ")
+	if !ok || !strings.HasPrefix(location, uri+"/savepoints/savepoint-") {
+		t.Fatalf("tide savepoint printed no savepoint under %s/savepoints:\n%s", uri, cli)
+	}
+	if cli, err := tideCmd(t, tideBin, 2*time.Minute, "cancel", id, "--wait", "60s", "-m", c.RESTAddress()); err != nil {
+		t.Fatalf("tide cancel: %v\n%s", err, cli)
+	}
+	select {
+	case <-c.AMDone():
+	case <-time.After(2 * time.Minute):
+		t.Fatal("the cancelled job's AM did not exit")
+	}
+	files, err := st.List(t.Context(), "savepoints/"+location[strings.LastIndex(location, "/")+1:])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var states int
+	for _, f := range files {
+		switch {
+		case f.IsDir:
+			t.Errorf("savepoint %s holds a directory %s", location, f.Name)
+		case strings.HasSuffix(f.Name, ".state"):
+			states++
+		case f.Name != "_metadata" && f.Name != "_coordinator":
+			t.Errorf("savepoint %s holds %s: want state files, _coordinator and _metadata only", location, f.Name)
+		}
+	}
+	if states == 0 {
+		t.Fatalf("savepoint %s holds no state file: %v", location, files)
+	}
+	c = startLocal(t, standalone.LocalOptions{Dynamic: settings("hashmap"), JobName: examples.CheckableCountName, JobArgs: args,
+		TaskManagers: 2, FromSavepoint: location})
+	id = jobID(t, c)
+	waitRunningAt(t, c, id, 2)
+	checkRestoredFrom(t, c, id, location)
+	waitExact(t, c, 4*time.Minute, out, args)
+}
+
+// checkRestoredFrom checks that the running job restored the savepoint at location.
+func checkRestoredFrom(t *testing.T, c *standalone.LocalCluster, id, location string) {
+	t.Helper()
+	var s testkit.CheckpointStats
+	if err := rest(c, "/jobs/"+id+"/checkpoints", &s); err != nil {
+		t.Fatal(err)
+	}
+	if r := s.Latest.Restored; r == nil || path.Base(r.ExternalPath) != path.Base(location) {
+		t.Fatalf("the job restored %+v, want the savepoint %s", r, location)
+	}
 }
