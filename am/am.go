@@ -135,7 +135,9 @@ func New(cfg Config) (*AM, error) {
 	if err := a.restoreState(context.Background()); err != nil {
 		return nil, err
 	}
-	a.src.open(context.Background(), cfg.Storage, cfg.JobID, a.post)
+	a.src.open(context.Background(), cfg.Storage, cfg.JobID, a.post, func(d time.Duration, f func()) {
+		a.clock.AfterFunc(d, func() { a.post(f) })
+	})
 	a.driver = cfg.Driver
 	if a.driver == nil {
 		a.driver = standalone.New(log)

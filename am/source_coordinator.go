@@ -2,10 +2,10 @@ package am
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"path"
-	"slices"
 	"sort"
 	"time"
 
@@ -47,11 +47,15 @@ type sourceCoordinator struct {
 	// checkpoint is triggered meanwhile (the events must reach the readers before the
 	// barrier of the checkpoint whose cut they belong to).
 	unsent int
+	// retries are the logs waiting to be written again (source_coordinator_retry.go);
+	// after runs a function on the loop after a delay.
+	retries map[core.VertexID]*logRetry
+	after   func(time.Duration, func())
 }
 
 func newSourceCoordinator(job *stream.Job, log *slog.Logger) *sourceCoordinator {
 	sc := &sourceCoordinator{log: log, sources: map[core.VertexID]stream.SplitSource{},
-		trackers: map[core.VertexID]*source.Tracker{}, logs: map[core.VertexID][]byte{}}
+		trackers: map[core.VertexID]*source.Tracker{}, logs: map[core.VertexID][]byte{}, retries: map[core.VertexID]*logRetry{}}
 	for _, s := range job.Sources() {
 		v := core.VertexID(s.Vertex)
 		sc.sources[v] = s.Source
@@ -61,13 +65,15 @@ func newSourceCoordinator(job *stream.Job, log *slog.Logger) *sourceCoordinator 
 }
 
 // open replays the split-assignment logs a previous AM left in st under jobID (before
-// the loop starts) and writes from now on through post. A log that cannot be replayed
+// the loop starts) and writes from now on through post, retrying failed writes through
+// after (which runs a function on the loop after a delay). A log that cannot be replayed
 // is kept aside and reported; that source starts a fresh log, which loses nothing: the
 // attempt restores every reader and enumerator from the same checkpoint.
-func (sc *sourceCoordinator) open(ctx context.Context, st storage.Storage, jobID string, post func(func()) bool) {
+func (sc *sourceCoordinator) open(ctx context.Context, st storage.Storage, jobID string, post func(func()) bool, after func(time.Duration, func())) {
 	if st == nil {
 		return
 	}
+	sc.after = after
 	sc.wal = newSplitLogStore(st, jobID, sc.log, post)
 	for _, v := range sc.vertices() {
 		t, truncated, err := sc.wal.read(ctx, v)
@@ -107,6 +113,7 @@ func (sc *sourceCoordinator) vertices() []core.VertexID {
 // enumerator state, so they are not added back (that would hand them out twice).
 func (sc *sourceCoordinator) reset(attempt core.AttemptID, parallelism map[core.VertexID]int, restored map[string][]byte, restoreFrom core.CheckpointID) error {
 	sc.close()
+	sc.releaseEndedWaiters()
 	ctx, cancel := context.WithCancel(context.Background())
 	sc.attempt, sc.cancel = attempt, cancel
 	sc.enums = map[core.VertexID]stream.SplitEnumerator{}
@@ -189,8 +196,10 @@ func (sc *sourceCoordinator) request(attempt core.AttemptID, v core.VertexID, in
 }
 
 // persist writes what v's tracker recorded since the last persist to its log; done (if
-// not nil) runs on the loop once that is durable, or with the error. Without storage
-// done runs at once.
+// not nil) runs on the loop once that is durable. A write the storage does not take is
+// retried until it is (source_coordinator_retry.go): done hears an error only when its
+// attempt ended first (errAttemptEnded) or the log does not encode (a bug). Without
+// storage done runs at once.
 func (sc *sourceCoordinator) persist(v core.VertexID, done func(error)) {
 	t := sc.trackers[v]
 	entries := t.TakeLog()
@@ -214,18 +223,12 @@ func (sc *sourceCoordinator) persist(v core.VertexID, done func(error)) {
 		return
 	}
 	sc.logs[v] = buf
+	var waiters []logWaiter
 	if done != nil {
 		sc.unsent++
-		inner := done
-		done = func(err error) { sc.unsent--; inner(err) }
-	} else {
-		done = func(err error) {
-			if err != nil {
-				sc.log.Warn("split assignment log write failed; the next write carries it", "source", v, "err", err)
-			}
-		}
+		waiters = []logWaiter{{attempt: sc.attempt, done: func(err error) { sc.unsent--; done(err) }}}
 	}
-	sc.wal.write(v, slices.Clone(buf), done)
+	sc.writeLog(v, waiters)
 }
 
 // compact replaces v's log with one entry holding its tracker's whole state.
@@ -242,11 +245,7 @@ func (sc *sourceCoordinator) compact(v core.VertexID) {
 		return
 	}
 	sc.logs[v] = buf
-	sc.wal.write(v, slices.Clone(buf), func(err error) {
-		if err != nil {
-			sc.log.Warn("compacted split assignment log not written; the next write carries it", "source", v, "err", err)
-		}
-	})
+	sc.writeLog(v, nil)
 }
 
 // snapshot returns the state of every enumerator, by vertex, and seals each tracker's
@@ -345,45 +344,22 @@ func (a *AM) splitRequest(s *session, attempt core.AttemptID, v core.VertexID, i
 	}
 	msg := &rpc.JobManagerMessage{Kind: &rpc.JobManagerMessage_SplitAssignment{SplitAssignment: &rpc.SplitAssignment{
 		Attempt: int64(attempt), Vertex: string(v), Index: int32(index), Splits: out, NoMoreSplits: noMore}}}
-	backoff := retrySplitLogMin
-	var logged func(err error)
-	logged = func(err error) {
+	a.src.persist(v, func(err error) {
 		if err == nil {
 			if cur, ok := a.sessions[s.id]; ok && cur == s && a.src.attempt == attempt {
 				s.send(msg)
 			}
 			return
 		}
-		if a.src.attempt != attempt {
+		if errors.Is(err, errAttemptEnded) || a.src.attempt != attempt {
 			return // the attempt ended: the restored enumerator has these splits again
 		}
-		// The checkpoint storage is unreachable (a namenode outage, say): the reader waits
-		// for its splits and the write is retried, as a checkpoint would be; failing the job
-		// over would only restore from the same unreachable storage. The assignment stays
-		// counted as unsent meanwhile, so no checkpoint cuts between it and its reader.
-		a.log.Warn("split assignment not logged yet; the reader waits and the write is retried",
-			"attempt", attempt, "source", v, "subtask", index, "retry_in", backoff, "err", err)
-		a.src.unsent++
-		a.clock.AfterFunc(backoff, func() {
-			a.post(func() {
-				a.src.unsent--
-				if a.src.attempt == attempt {
-					a.src.persist(v, logged)
-				}
-			})
-		})
-		backoff = min(2*backoff, retrySplitLogMax)
-	}
-	a.src.persist(v, logged)
+		// Storage failures are retried (the reader waits); this is a log that does not
+		// encode, a bug.
+		a.log.Error("split assignment not logged; failing the job over", "attempt", attempt, "source", v, "subtask", index, "err", err)
+		a.step(core.GlobalFailure{Error: err.Error()})
+	})
 }
 
 // retrySplitRequest is how often a reader's unanswered split request is retried.
 const retrySplitRequest = 100 * time.Millisecond
-
-// retrySplitLogMin and retrySplitLogMax bound the backoff between writes of a split
-// assignment the split-assignment log could not take (each write already retries
-// transient storage errors for several seconds).
-const (
-	retrySplitLogMin = 500 * time.Millisecond
-	retrySplitLogMax = 15 * time.Second
-)

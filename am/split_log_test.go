@@ -2,11 +2,14 @@ package am
 
 import (
 	"context"
+	"errors"
 	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -43,7 +46,8 @@ func newNumbersCoordinator(t *testing.T, st storage.Storage) (*sourceCoordinator
 	}
 	posts := make(chan func(), 100)
 	sc := newSourceCoordinator(job, slog.New(slog.DiscardHandler))
-	sc.open(context.Background(), st, recoverJobID, func(f func()) bool { posts <- f; return true })
+	sc.open(context.Background(), st, recoverJobID, func(f func()) bool { posts <- f; return true },
+		func(d time.Duration, f func()) { time.AfterFunc(d, func() { posts <- f }) })
 	t.Cleanup(sc.stop)
 	return sc, core.VertexID(srcs[0].Vertex), posts
 }
@@ -180,67 +184,116 @@ func TestSplitLogCorruptKeptAside(t *testing.T) {
 	}
 }
 
-// A log write that fails reaches the waiting callback with the file named, so the AM
-// fails the job over instead of handing out a split the log does not hold; the next
-// write carries everything.
-func TestSplitLogWriteFailureReported(t *testing.T) {
+// downStorage refuses every new file while down (a namenode outage), counting refusals.
+type downStorage struct {
+	storage.Storage
+	down    atomic.Bool
+	refused atomic.Int32
+}
+
+func (d *downStorage) Create(ctx context.Context, name string) (storage.Writer, error) {
+	if d.down.Load() {
+		d.refused.Add(1)
+		return nil, errors.New("namenode unavailable")
+	}
+	return d.Storage.Create(ctx, name)
+}
+
+// waitDurable runs the loop (posts) until durable reports, and returns what it reported.
+func waitDurable(t *testing.T, posts chan func(), durable chan error) error {
+	t.Helper()
+	deadline := time.After(time.Minute)
+	for {
+		select {
+		case f := <-posts:
+			f()
+		case err := <-durable:
+			return err
+		case <-deadline:
+			t.Fatal("no outcome of the log write within a minute")
+		}
+	}
+}
+
+// Every log write the storage does not take is retried until one lands, whatever wrote
+// it (a compaction, an assignment); whoever waits for it hears of it only then, and an
+// assignment stays counted as unsent meanwhile. A waiter of an attempt that ends first is
+// let go with errAttemptEnded, and the log still reaches the storage.
+func TestSplitLogWriteFailureRetried(t *testing.T) {
 	local, err := storage.Open(context.Background(), "file://"+t.TempDir(), storage.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer local.Close()
-	st := &failingCommits{Storage: local, n: 1}
+	st := &downStorage{Storage: local}
 	sc, v, posts := newNumbersCoordinator(t, st)
+	assigned := func() []string {
+		t.Helper()
+		var ids []string
+		for _, e := range readSplitLog(t, local, recoverJobID, v) {
+			for _, a := range e.Assignments {
+				for _, s := range a.Splits {
+					ids = append(ids, s.ID)
+				}
+			}
+		}
+		return ids
+	}
+
+	// The compaction at reset is refused, then retried until the storage is back.
+	st.down.Store(true)
 	if err := sc.reset(1, map[core.VertexID]int{v: 2}, nil, 0); err != nil {
 		t.Fatal(err)
 	}
-	settle(posts) // the compaction at reset meets the failure
+	for st.refused.Load() < 2 { // the first write and at least one retry
+		(<-posts)()
+	}
 	first, _, _, err := sc.request(1, v, 0)
-	if err != nil {
-		t.Fatal(err)
+	if err != nil || len(first) != 1 {
+		t.Fatalf("request: %v %v", first, err)
 	}
 	durable := make(chan error, 1)
 	sc.persist(v, func(err error) { durable <- err })
-	for err := error(nil); ; {
-		select {
-		case f := <-posts:
-			f()
-			continue
-		case err = <-durable:
-		}
-		if err != nil {
-			t.Fatalf("second write failed too: %v", err)
-		}
-		break
+	for refused := st.refused.Load(); st.refused.Load() == refused; {
+		(<-posts)() // the assignment's write is refused too
 	}
-	es := readSplitLog(t, local, recoverJobID, v)
-	var assigned []string
-	for _, e := range es {
-		for _, a := range e.Assignments {
-			for _, s := range a.Splits {
-				assigned = append(assigned, s.ID)
-			}
-		}
+	if sc.unsent != 1 {
+		t.Fatalf("unsent %d while the assignment waits for the log, want 1", sc.unsent)
 	}
-	if len(assigned) != 1 || assigned[0] != first[0].ID || sc.unsent != 0 {
-		t.Fatalf("log after a failed then a good write: %+v (unsent %d)", es, sc.unsent)
+	st.down.Store(false)
+	if err := waitDurable(t, posts, durable); err != nil {
+		t.Fatalf("the assignment's write after the storage came back: %v", err)
+	}
+	if got := assigned(); !slices.Equal(got, []string{first[0].ID}) || sc.unsent != 0 {
+		t.Fatalf("log after the retries: %v (unsent %d), want [%s]", got, sc.unsent, first[0].ID)
 	}
 
-	st.n = 1
-	if _, _, _, err := sc.request(1, v, 1); err != nil {
-		t.Fatal(err)
+	// An assignment of attempt 1 still waiting when attempt 2 starts is let go.
+	st.down.Store(true)
+	second, _, _, err := sc.request(1, v, 1)
+	if err != nil || len(second) != 1 {
+		t.Fatalf("request: %v %v", second, err)
 	}
 	sc.persist(v, func(err error) { durable <- err })
-	for {
-		select {
-		case f := <-posts:
-			f()
-			continue
-		case err := <-durable:
-			if err == nil || !strings.Contains(err.Error(), splitLogName(recoverJobID, v)) {
-				t.Fatalf("failed write reported %v, want an error naming the log", err)
-			}
-		}
-		break
+	for refused := st.refused.Load(); st.refused.Load() == refused; {
+		(<-posts)()
+	}
+	if err := sc.reset(2, map[core.VertexID]int{v: 2}, nil, 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := waitDurable(t, posts, durable); !errors.Is(err, errAttemptEnded) || sc.unsent != 0 {
+		t.Fatalf("the waiter of the ended attempt heard %v (unsent %d), want errAttemptEnded", err, sc.unsent)
+	}
+	st.down.Store(false)
+	third, _, _, err := sc.request(2, v, 0)
+	if err != nil || len(third) != 1 {
+		t.Fatalf("request in attempt 2: %v %v", third, err)
+	}
+	sc.persist(v, func(err error) { durable <- err })
+	if err := waitDurable(t, posts, durable); err != nil {
+		t.Fatal(err)
+	}
+	if got := assigned(); !slices.Contains(got, third[0].ID) {
+		t.Fatalf("log in attempt 2 holds %v, want %s among them", got, third[0].ID)
 	}
 }
