@@ -572,7 +572,7 @@ var (
 	// YarnApplicationAttempts is how many AM attempts YARN makes.
 	YarnApplicationAttempts = declare[int](Spec{
 		Key: "yarn.application-attempts", Default: "2", Unit: "attempts",
-		Description: "AM attempts YARN makes; each new attempt recovers the job from the latest checkpoint. Flink defaults to 1 without high availability.",
+		Description: "AM attempts YARN makes; each new attempt adopts the subtasks the TaskManagers kept running, or recovers the job from the latest checkpoint. Flink defaults to 1 without high availability.",
 	}, intType{1, unlimited})
 
 	// YarnAttemptFailuresValidityInterval is YARN's window for counting failed AM attempts.
