@@ -117,7 +117,7 @@ func (t *task) enqueueUpload(ctx context.Context, u *upload) error {
 }
 
 // uploadNice is the nice value of the uploaders' threads (lowerUploadPriority).
-const uploadNice = 10
+const uploadNice = 5
 
 func (t *task) runUploads(q *uploads) {
 	defer close(q.done)
