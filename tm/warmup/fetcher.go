@@ -14,12 +14,14 @@ package warmup
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"path"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/tidestream/tide/core/checkpoint"
 	"github.com/tidestream/tide/storage"
@@ -186,6 +188,34 @@ func (f *Fetcher) run(ctx context.Context, round int64, c *copyState) {
 			if ctx.Err() != nil {
 				return
 			}
+			if err != nil && errors.Is(err, storage.ErrNotFound) {
+				// A newer checkpoint completing deletes the older one's own files (its
+				// manifests), possibly while this copy reads them: the AM's request to
+				// follow the newer one is then on its way. Follow it instead of failing
+				// the copy (a failed copy moves its range cold); report only if none
+				// comes.
+				f.cfg.Logger.Info("warm-up copy: a file of the checkpoint is gone (subsumed?); waiting for a newer one",
+					"round", round, "vertex", r.Vertex, "key_groups", fmt.Sprintf("%d-%d", r.Start, r.End), "checkpoint", want, "err", err)
+				select {
+				case <-c.wake: // the signal of the request just served
+				default:
+				}
+				if newer, _ := f.next(c); newer > want {
+					continue
+				}
+				t := time.NewTimer(subsumedWait)
+				select {
+				case <-ctx.Done():
+					t.Stop()
+					return
+				case <-c.wake:
+					t.Stop()
+					if newer, _ := f.next(c); newer > want {
+						continue
+					}
+				case <-t.C:
+				}
+			}
 			if err != nil {
 				f.cfg.Logger.Warn("warm-up copy failed", "round", round, "vertex", r.Vertex,
 					"key_groups", fmt.Sprintf("%d-%d", r.Start, r.End), "checkpoint", want, "err", err)
@@ -213,6 +243,10 @@ func (f *Fetcher) run(ctx context.Context, round int64, c *copyState) {
 		}
 	}
 }
+
+// subsumedWait bounds how long a copy whose checkpoint's files are gone waits for the
+// request to follow a newer checkpoint before it reports the error.
+const subsumedWait = 5 * time.Second
 
 // fetch copies the range's files of checkpoint n into one local entry and returns the
 // bytes it downloaded.

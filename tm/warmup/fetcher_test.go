@@ -157,7 +157,8 @@ func TestCopyWithoutSourcesTakesEveryFileOfTheVertex(t *testing.T) {
 	}
 }
 
-// A copy that cannot fetch (the checkpoint is gone) reports the error and keeps nothing;
+// A copy that cannot fetch (the checkpoint is gone, and no newer one is asked for within
+// subsumedWait) reports the error and keeps nothing;
 // a later checkpoint that is there succeeds.
 func TestCopyErrorIsReportedAndALaterCheckpointRecovers(t *testing.T) {
 	st, local, f, r := setup(t)
@@ -173,6 +174,24 @@ func TestCopyErrorIsReportedAndALaterCheckpointRecovers(t *testing.T) {
 	f.Request(Request{Round: 2, Checkpoint: 5, Ranges: []Range{{Vertex: "map", Start: 0, End: 7}}})
 	if p := r.next(t); p.Err != nil || p.Checkpoint != 5 {
 		t.Fatalf("report %+v, want checkpoint 5", p)
+	}
+}
+
+// A checkpoint whose own files are deleted while the copy reads them (a newer one
+// completed and subsumed it) is not a failure: the copy follows the newer checkpoint the
+// AM asks for next and reports only that.
+func TestCopyOfASubsumedCheckpointFollowsTheNewerOne(t *testing.T) {
+	st, _, f, r := setup(t)
+	writeCheckpoint(t, st, 3, 1, []string{job + "/chk-3/map-0.state"}, content)
+	if err := st.Delete(context.Background(), job+"/chk-3/map-0.state"); err != nil {
+		t.Fatal(err)
+	}
+	writeCheckpoint(t, st, 4, 1, []string{job + "/chk-4/map-0.state"}, content)
+	rng := Range{Vertex: "map", Start: 0, End: 7}
+	f.Request(Request{Round: 5, Checkpoint: 3, Ranges: []Range{rng}})
+	f.Request(Request{Round: 5, Checkpoint: 4, Ranges: []Range{rng}})
+	if p := r.next(t); p.Err != nil || p.Checkpoint != 4 {
+		t.Fatalf("report %+v, want checkpoint 4 held and no error", p)
 	}
 }
 
