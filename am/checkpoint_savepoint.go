@@ -34,14 +34,11 @@ type savepoint struct {
 }
 
 // resolve maps a file name the savepoint's _metadata lists to its name in the storage.
+// A retained checkpoint in place has dir <job>/chk-<n> (see retainedInPlace), a savepoint
+// copy its shared files in <dir>/shared/ (copied there by copySavepoint); the TaskManagers
+// resolve with the same rule from the RestoreLocation.
 func (sp *savepoint) resolve(name string) string {
-	if rest, ok := strings.CutPrefix(name, sharedDir(sp.md.JobID)+"/"); ok {
-		return path.Join(sp.dir, "shared", rest) // copied there by copySavepoint
-	}
-	if rest, ok := strings.CutPrefix(name, checkpoint.ChkDir(sp.md.JobID, sp.md.CheckpointID)+"/"); ok {
-		name = rest
-	}
-	return path.Join(sp.dir, name)
+	return checkpoint.ListedName(sp.md, sp.dir, name)
 }
 
 // splitSavepointPath turns what a user passes to --fromSavepoint (an absolute path, taken
@@ -87,7 +84,7 @@ func loadSavepoint(ctx context.Context, location string, graph *jobgraph.JobGrap
 	if err != nil {
 		return nil, nil, fmt.Errorf("savepoint %s: open its storage %s: %w", location, storageURI, err)
 	}
-	defer st.Close()
+	defer func() { st.Close() }()
 	spURI := *root
 	spURI.Path = path.Join(root.Path, dir)
 	sp := &savepoint{location: spURI.String(), storageURI: st.URI(), dir: dir}
@@ -109,6 +106,21 @@ func loadSavepoint(ctx context.Context, location string, graph *jobgraph.JobGrap
 		}
 		return nil, nil, fmt.Errorf("savepoint %s: %w", sp.location, err)
 	}
+	if in, err := retainedInPlace(ctx, st, root.Path, dir, sp.md); err != nil {
+		return nil, nil, fmt.Errorf("savepoint %s: %w", sp.location, err)
+	} else if in {
+		// Root the storage at the checkpoints directory, so dir is <job>/chk-<n> and the
+		// job's shared files are found beside it where its _metadata lists them.
+		parent := *root
+		parent.Path, parent.RawPath = path.Dir(root.Path), ""
+		pst, err := storage.Open(ctx, parent.String(), storage.Options{})
+		if err != nil {
+			return nil, nil, fmt.Errorf("savepoint %s: open its storage %s: %w", location, parent.String(), err)
+		}
+		st.Close()
+		st = pst
+		sp.storageURI, sp.dir = st.URI(), path.Join(sp.md.JobID, dir)
+	}
 	if err := validateListed(ctx, st, sp.md, sp.resolve); err != nil {
 		if errors.Is(err, errDamagedCheckpoint) {
 			return nil, nil, fmt.Errorf("%w %s (checkpoint %d of job %s): %w", errBadSavepoint, sp.location, sp.md.CheckpointID, sp.md.JobID, err)
@@ -123,6 +135,21 @@ func loadSavepoint(ctx context.Context, location string, graph *jobgraph.JobGrap
 		return nil, nil, err
 	}
 	return sp, dropped, nil
+}
+
+// retainedInPlace reports whether directory dir of the storage rooted at rootPath is a
+// checkpoint retained where its job wrote it (<checkpoints>/<job>/chk-<n>, resumed with
+// --fromSavepoint): dir is chk-<its id>, the root is its job's directory, and dir holds
+// no shared/ of its own (a savepoint copy would: copySavepoint puts the tables there).
+func retainedInPlace(ctx context.Context, st storage.Storage, rootPath, dir string, md checkpoint.Metadata) (bool, error) {
+	if dir != checkpoint.ChkName(md.CheckpointID) || path.Base(rootPath) != md.JobID {
+		return false, nil
+	}
+	_, err := st.Stat(ctx, path.Join(dir, "shared"))
+	if errors.Is(err, storage.ErrNotFound) {
+		return true, nil
+	}
+	return false, err
 }
 
 // readSavepointCoordinator reads the source coordinator state the savepoint lists.

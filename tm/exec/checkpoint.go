@@ -180,7 +180,9 @@ func (s stateSource) operator(id string) stream.StateReader {
 }
 
 // RestoreLocation is a complete checkpoint outside the job's own checkpoint storage: its
-// _metadata and the files it lists are in Dir (relative to StorageURI's root).
+// _metadata is in Dir (relative to StorageURI's root), the files it lists where
+// checkpoint.ListedName puts them (Dir is <job>/chk-<n> for a retained checkpoint in
+// place, whose shared files are in <job>/shared/ of the same root).
 type RestoreLocation struct {
 	StorageURI string
 	Dir        string
@@ -191,29 +193,21 @@ type RestoreLocation struct {
 type restoreSource struct {
 	st  storage.Storage
 	dir string
-	// own: the job's own checkpoint storage (shared files live at <job>/shared/ of its
-	// root), not a savepoint (where they were copied to <dir>/shared/).
+	// own: the job's own checkpoint storage, whose tables its next incremental
+	// checkpoints may list again; not a RestoreLocation (another job's checkpoint or a
+	// savepoint), whose files the job never references.
 	own bool
 }
 
 // metadataPath is the _metadata file of the checkpoint.
 func (s restoreSource) metadataPath() string { return path.Join(s.dir, checkpoint.MetadataFile) }
 
-// resolve maps a file name the _metadata lists to its name in the storage. Subtasks list
-// names relative to the root of the storage they wrote to (<job>/chk-<n>/<file>), so a
-// checkpoint copied elsewhere (a savepoint) is found by rebasing those names on dir;
-// names without that prefix are relative to the checkpoint directory.
+// resolve maps a file name the _metadata lists to its name in the storage
+// (checkpoint.ListedName: the AM's rule too): in place (dir is <job>/chk-<n> of the
+// storage: the job's own checkpoint, or a retained one the AM handed over rooted so) the
+// shared files are the job's <job>/shared/; in a savepoint copy they are in <dir>/shared/.
 func (s restoreSource) resolve(meta checkpoint.Metadata, name string) string {
-	if rest, ok := strings.CutPrefix(name, meta.JobID+"/shared/"); ok {
-		if s.own {
-			return name
-		}
-		return path.Join(s.dir, "shared", rest)
-	}
-	if rest, ok := strings.CutPrefix(name, checkpoint.ChkDir(meta.JobID, meta.CheckpointID)+"/"); ok {
-		name = rest
-	}
-	return path.Join(s.dir, name)
+	return checkpoint.ListedName(meta, s.dir, name)
 }
 
 // openRestoreSource returns where checkpoint n is: the job's own storage, or the
