@@ -54,8 +54,8 @@ func TestSavepointOfAJobNotRunning(t *testing.T) {
 	defer cancel()
 	waiting := exec.CommandContext(ctx, filepath.Join(s.bin, "tide"), "savepoint", examples.TopSpeedWindowingName, "--wait", "3m", "-m", s.restAddr)
 	waiting.Env = s.env()
-	var out strings.Builder
-	waiting.Stdout, waiting.Stderr = &out, &out
+	out := &lockedBuffer{} // read below while the process still writes it
+	waiting.Stdout, waiting.Stderr = out, out
 	if err := waiting.Start(); err != nil {
 		t.Fatal(err)
 	}

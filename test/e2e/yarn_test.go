@@ -59,10 +59,17 @@ func yarnRunArgs(extra, jobArgs []string) []string {
 	return append(args, jobArgs...)
 }
 
-// lockedBuffer is a bytes.Buffer safe to read (on test failure) while lines still arrive.
+// lockedBuffer is a bytes.Buffer safe to read while a process's output still arrives (it
+// can be an exec.Cmd's Stdout/Stderr).
 type lockedBuffer struct {
 	mu  sync.Mutex
 	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
 }
 
 func (b *lockedBuffer) WriteString(s string) (int, error) {
