@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/tidestream/tide/internal/dirlock"
 )
 
 // Two TaskManagers with the same id (two `tide run --target local` at once) open stores
@@ -179,7 +181,7 @@ func TestStaleStoreOfAKilledProcessIsCleaned(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	past := time.Now().Add(-2 * unlockedGrace)
+	past := time.Now().Add(-2 * dirlock.UnlockedGrace)
 	if err := os.Chtimes(old, past, past); err != nil {
 		t.Fatal(err)
 	}
