@@ -31,14 +31,7 @@ func TestStateBackendResumeRetainedIncremental(t *testing.T) {
 	id := jobID(t, c)
 	d := waitRunningAt(t, c, id, 2)
 	waitCheckpointIn(t, c, id, d.Attempt)
-	if cli, err := tideCmd(t, tideBin, 2*time.Minute, "cancel", id, "--wait", "60s", "-m", c.RESTAddress()); err != nil {
-		t.Fatalf("tide cancel: %v\n%s", err, cli)
-	}
-	select {
-	case <-c.AMDone():
-	case <-time.After(2 * time.Minute):
-		t.Fatal("the cancelled job's AM did not exit")
-	}
+	cancelJob(t, c, id)
 	from := latestRetained(t, filepath.Join(ckpt, id))
 	md := readSavepointMetadata(t, from)
 	var shared []string

@@ -167,14 +167,7 @@ func TestStateBackendSwitchThroughSavepoint(t *testing.T) {
 			}
 			return s.Latest.Completed != nil && s.Latest.Completed.ID > spID, fmt.Errorf("latest completed %+v", s.Latest.Completed)
 		})
-		if cli, err := tideCmd(t, tideBin, 2*time.Minute, "cancel", id, "--wait", "60s", "-m", c.RESTAddress()); err != nil {
-			t.Fatalf("tide cancel: %v\n%s", err, cli)
-		}
-		select {
-		case <-c.AMDone():
-		case <-time.After(2 * time.Minute):
-			t.Fatal("the cancelled job's AM did not exit")
-		}
+		cancelJob(t, c, id)
 		from = savepointIn(t, spDir)
 		t.Logf("savepoint on %s: %s", backend, from)
 		checkCanonicalSavepoint(t, strings.TrimPrefix(from, "file://"))
@@ -257,14 +250,7 @@ func TestStateBackendNativeSavepoint(t *testing.T) {
 	if cli, err := tideCmd(t, tideBin, 2*time.Minute, "savepoint", id, "--formatType", "NATIVE", "--dir", "file://"+spDir, "-m", c.RESTAddress()); err != nil {
 		t.Fatalf("tide savepoint --formatType NATIVE: %v\n%s", err, cli)
 	}
-	if cli, err := tideCmd(t, tideBin, 2*time.Minute, "cancel", id, "--wait", "60s", "-m", c.RESTAddress()); err != nil {
-		t.Fatalf("tide cancel: %v\n%s", err, cli)
-	}
-	select {
-	case <-c.AMDone():
-	case <-time.After(2 * time.Minute):
-		t.Fatal("the cancelled job's AM did not exit")
-	}
+	cancelJob(t, c, id)
 	from := savepointIn(t, spDir)
 	dir := strings.TrimPrefix(from, "file://")
 	md := readSavepointMetadata(t, dir)
@@ -326,14 +312,7 @@ func TestStateBackendSwitchThroughSavepointHDFS(t *testing.T) {
 	if !ok || !strings.HasPrefix(location, uri+"/savepoints/savepoint-") {
 		t.Fatalf("tide savepoint printed no savepoint under %s/savepoints:\n%s", uri, cli)
 	}
-	if cli, err := tideCmd(t, tideBin, 2*time.Minute, "cancel", id, "--wait", "60s", "-m", c.RESTAddress()); err != nil {
-		t.Fatalf("tide cancel: %v\n%s", err, cli)
-	}
-	select {
-	case <-c.AMDone():
-	case <-time.After(2 * time.Minute):
-		t.Fatal("the cancelled job's AM did not exit")
-	}
+	cancelJob(t, c, id)
 	files, err := st.List(t.Context(), "savepoints/"+location[strings.LastIndex(location, "/")+1:])
 	if err != nil {
 		t.Fatal(err)
