@@ -47,18 +47,19 @@ func StartAMRestartCluster(t testing.TB, bin string, opts standalone.LocalOption
 // Kill SIGKILLs the cluster's first AM and waits for it to end.
 func (r *AMRestarter) Kill(t testing.TB) {
 	t.Helper()
-	pid, ok := AMProcess(r.RESTPort)
-	if !ok {
-		t.Fatal("no AM process found")
-	}
-	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
+	r.sigkill(t)
 	<-r.C.AMDone()
 }
 
 // KillStarted SIGKILLs an AM that Start started and waits for it to end.
 func (r *AMRestarter) KillStarted(t testing.TB, am *RestartedAM) {
+	t.Helper()
+	r.sigkill(t)
+	<-am.Done
+}
+
+// sigkill SIGKILLs the AM serving REST on the kept port, failing t if there is none.
+func (r *AMRestarter) sigkill(t testing.TB) {
 	t.Helper()
 	pid, ok := AMProcess(r.RESTPort)
 	if !ok {
@@ -67,7 +68,6 @@ func (r *AMRestarter) KillStarted(t testing.TB, am *RestartedAM) {
 	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	<-am.Done
 }
 
 // RestartedAM is an AM attempt the test started by hand.
