@@ -21,23 +21,14 @@ import (
 // cancelled, and goes on from the savepoint on hashmap: the AM says it started from the
 // savepoint, and the committed output is exact.
 func TestStateBackendReadmeCommands(t *testing.T) {
-	const heading = "## Choosing a state backend"
-	yaml := readmeFenced(t, heading, "yaml")
-	script := readmeFenced(t, heading, "sh")
-	if len(yaml) != 1 || len(script) != 1 {
-		t.Fatalf("README section %q: %d yaml and %d sh blocks, want one each", heading, len(yaml), len(script))
-	}
-	for _, want := range []string{"-Dstate.backend.type=hashmap", "-Dstate.backend.type=pebble", "bin/tide savepoint", "--fromSavepoint", "/tmp/tide/out"} {
-		if !strings.Contains(script[0], want) {
-			t.Fatalf("the README's state backend block changed shape (no %q):\n%s", want, script[0])
-		}
-	}
+	yaml, script := readmeConfAndScript(t, "## Choosing a state backend",
+		"-Dstate.backend.type=hashmap", "-Dstate.backend.type=pebble", "bin/tide savepoint", "--fromSavepoint", "/tmp/tide/out")
 	base := t.TempDir()
 	local := func(s string) string { return strings.ReplaceAll(s, "/tmp/tide", base) }
-	settings := strings.Split(strings.TrimSpace(local(yaml[0])), "\n")
+	settings := strings.Split(strings.TrimSpace(local(yaml)), "\n")
 	s := newScripted(t, settings...)
 
-	out := runScript(t, repoRoot(t), s.env(), local(script[0]), 5*time.Minute)
+	out := runScript(t, repoRoot(t), s.env(), local(script), 5*time.Minute)
 	t.Logf("README state backend commands:\n%s", out)
 	if !regexp.MustCompile(`completed: file://` + regexp.QuoteMeta(base) + `/savepoints/savepoint-\S+`).MatchString(out) {
 		t.Fatalf("tide savepoint printed no savepoint under %s/savepoints:\n%s", base, out)
@@ -59,7 +50,7 @@ func TestStateBackendReadmeCommands(t *testing.T) {
 	}
 	checkCanonicalSavepoint(t, sps[0])
 	outDir := filepath.Join(base, "out")
-	testkit.CheckExactOutput(t, outDir, readmeJobArgs(t, local(script[0])))
+	testkit.CheckExactOutput(t, outDir, readmeJobArgs(t, local(script)))
 
 	logs := readLogs(t, s.logDir)
 	if !strings.Contains(logs, `msg="starting from savepoint"`) {
@@ -67,34 +58,6 @@ func TestStateBackendReadmeCommands(t *testing.T) {
 	}
 	if !strings.Contains(logs, `msg="keyed state in pebble`) || !strings.Contains(logs, filepath.Join(base, "state")) {
 		t.Errorf("no TaskManager logged keyed state in pebble under %s/state", base)
-	}
-}
-
-// readmeFenced returns the ```lang blocks of a README section, in order.
-func readmeFenced(t *testing.T, heading, lang string) []string {
-	t.Helper()
-	b, err := os.ReadFile(filepath.Join(repoRoot(t), "README.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, section, ok := strings.Cut(string(b), "\n"+heading+"\n")
-	if !ok {
-		t.Fatalf("README.md has no section %q", heading)
-	}
-	if end := strings.Index(section, "\n## "); end >= 0 {
-		section = section[:end]
-	}
-	var blocks []string
-	for rest := section; ; {
-		_, after, ok := strings.Cut(rest, "```"+lang+"\n")
-		if !ok {
-			return blocks
-		}
-		block, tail, ok := strings.Cut(after, "```")
-		if !ok {
-			t.Fatalf("README section %q: unterminated %s block", heading, lang)
-		}
-		blocks, rest = append(blocks, block), tail
 	}
 }
 
