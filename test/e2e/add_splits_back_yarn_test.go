@@ -25,16 +25,7 @@ func TestYARNReaderTaskManagerKilledAfterNewSplits(t *testing.T) {
 	const records = 160000
 	args := []string{"--records", strconv.Itoa(records), "--keys", "7", "--rate", "4000", "--output", out, "--timestamps", stamps}
 	ckpt := "tide-test/yarn-splits-back-" + strconv.FormatInt(time.Now().UnixNano(), 36)
-	root, err := storage.Open(context.Background(), env.URI+"/", storage.Options{User: currentUser()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := root.Delete(context.Background(), ckpt); err != nil {
-			t.Errorf("deleting %s: %v", ckpt, err)
-		}
-		root.Close()
-	})
+	root := hdfsDeletedAfter(t, env, ckpt)
 	r := startYarnRun(t, env, []string{"-Dstate.checkpoints.dir=" + env.URI + "/" + ckpt}, args)
 	jid := r.jobID(t)
 	waitYarnRunning(t, r.track, jid, 2, nil)

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/tidestream/tide/internal/testkit"
-	"github.com/tidestream/tide/storage"
 	"github.com/tidestream/tide/test/hadoop/hadooptest"
 )
 
@@ -25,16 +24,7 @@ func TestYARNClientByApplicationID(t *testing.T) {
 	env := hadooptest.RequireYARN(t)
 	jobArgs := []string{"--records", "1000000", "--keys", "7", "--rate", "2000", "--output", t.TempDir()}
 	ckpt := "tide-test/yarn-client-" + strconv.FormatInt(time.Now().UnixNano(), 36)
-	root, err := storage.Open(context.Background(), env.URI+"/", storage.Options{User: currentUser()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := root.Delete(context.Background(), ckpt); err != nil {
-			t.Errorf("deleting %s: %v", ckpt, err)
-		}
-		root.Close()
-	})
+	root := hdfsDeletedAfter(t, env, ckpt)
 	// Checkpoints outside the staging directory (which goes when the application is
 	// cancelled), kept when the job is cancelled.
 	r := startYarnRun(t, env, []string{"-Dyarn.application-attempts=2", "-Dstate.checkpoints.dir=" + env.URI + "/" + ckpt,

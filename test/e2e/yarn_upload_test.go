@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/tidestream/tide/internal/testkit"
-	"github.com/tidestream/tide/storage"
 	"github.com/tidestream/tide/test/hadoop/hadooptest"
 )
 
@@ -25,16 +24,7 @@ func TestYARNUploadAcrossDatanodeRestart(t *testing.T) {
 	var r [6]byte
 	_, _ = rand.Read(r[:])
 	rel := "tide-test/yarn-upload-" + hex.EncodeToString(r[:])
-	root, err := storage.Open(context.Background(), env.URI+"/", storage.Options{User: currentUser()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := root.Delete(context.Background(), rel); err != nil {
-			t.Errorf("deleting %s: %v", rel, err)
-		}
-		root.Close()
-	})
+	hdfsDeletedAfter(t, env, rel)
 	jobArgs := []string{"--records", "2000", "--keys", "7", "--output", "hdfs:///" + rel}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
