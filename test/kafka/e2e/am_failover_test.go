@@ -82,13 +82,7 @@ func TestKafkaSinkAcrossAMFailover(t *testing.T) {
 				t.Fatalf("AM 2 runs attempt %d restored from checkpoint %d (first AM: attempt %d); want adopted=%v (logs in %s)",
 					after.Attempt, after.RestoreFrom, d.Attempt, tc.adopted, c.LogDir())
 			}
-			if err := <-feedErr; err != nil {
-				t.Fatalf("feeding the input: %v", err)
-			}
-			f.mu.Lock()
-			sent, total := maps(f.sent), f.total
-			f.mu.Unlock()
-			recs := checkExact(t, e, out, sent, total)
+			recs, total := f.checkExactWhenFed(t, feedErr, out)
 			t.Logf("%d input records, %d output records exactly once", total, len(recs))
 
 			// Every transaction open at the crash ended once, the right way: the pre-committed

@@ -64,6 +64,20 @@ func (f *feeder) phase(ctx context.Context, partitions, n int, perSecond int) er
 	return nil
 }
 
+// checkExactWhenFed waits for the feeding goroutine's result on feedErr (failing t on an
+// error), then checks that topic holds exactly once what f sent (checkExact); it returns
+// the output records and how many records f sent.
+func (f *feeder) checkExactWhenFed(t *testing.T, feedErr <-chan error, topic string) ([]*kgo.Record, int) {
+	t.Helper()
+	if err := <-feedErr; err != nil {
+		t.Fatalf("feeding the input: %v", err)
+	}
+	f.mu.Lock()
+	sent, total := maps(f.sent), f.total
+	f.mu.Unlock()
+	return checkExact(t, f.e, topic, sent, total), total
+}
+
 // checkExact reads the output under read_committed once the expected number of records
 // is there and checks it is exactly "key,1".."key,n" for every key, in order per key.
 func checkExact(t *testing.T, e *kafkatest.Env, topic string, sent map[string]int, total int) []*kgo.Record {
@@ -185,13 +199,7 @@ func TestKafkaCountExactlyOnce(t *testing.T) {
 	d = testkit.WaitRunningAt(t, restOf(c), id, 3)
 	waitCheckpointIn(t, c, id, d.Attempt)
 
-	if err := <-feedErr; err != nil {
-		t.Fatalf("feeding the input: %v", err)
-	}
-	f.mu.Lock()
-	sent, total := maps(f.sent), f.total
-	f.mu.Unlock()
-	recs := checkExact(t, e, out, sent, total)
+	recs, total := f.checkExactWhenFed(t, feedErr, out)
 	t.Logf("%d input records over 3 partitions, %d output records exactly once (attempt %d)", total, len(recs), d.Attempt)
 
 	// Nothing more arrives after another checkpoint, and no transaction is left open.
