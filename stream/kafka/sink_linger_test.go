@@ -19,6 +19,20 @@ func lingerOf(t *testing.T, cl *kgo.Client) time.Duration {
 	return d
 }
 
+// openWithBufferTimeout opens the sink's writer as subtask 0 of 1 with the given
+// execution.buffer-timeout; it is closed when the test ends.
+func openWithBufferTimeout(t *testing.T, cfg *Sink[string], timeout time.Duration) *writer[string] {
+	t.Helper()
+	w := newWriter("kafka-out", cfg)
+	rt := runtimeOf(0, 1)
+	rt.BufferTimeout = timeout
+	if err := w.Open(bg, rt, nil); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { w.Close() })
+	return w
+}
+
 // TestSinkLingerFollowsBufferTimeout: the producer lingers as execution.buffer-timeout says
 // (0: every record at once; d: at most d; -1: only full batches, up to franz-go's one-minute
 // maximum), not franz-go's fixed 10 ms; a linger the user set in ClientOptions wins. No broker
@@ -38,13 +52,7 @@ func TestSinkLingerFollowsBufferTimeout(t *testing.T) {
 		t.Run(fmt.Sprintf("%s-%d", c.timeout, len(c.user)), func(t *testing.T) {
 			cfg := &Sink[string]{Brokers: []string{"127.0.0.1:1"}, Topic: "t", Guarantee: None, ClientOptions: c.user,
 				Serialize: func(v string) ([]byte, []byte, error) { return nil, []byte(v), nil }}
-			w := newWriter("kafka-out", cfg)
-			rt := runtimeOf(0, 1)
-			rt.BufferTimeout = c.timeout
-			if err := w.Open(bg, rt, nil); err != nil {
-				t.Fatal(err)
-			}
-			defer w.Close()
+			w := openWithBufferTimeout(t, cfg, c.timeout)
 			if got := lingerOf(t, w.base); got != c.want {
 				t.Fatalf("buffer timeout %s: linger %s, want %s", c.timeout, got, c.want)
 			}
@@ -61,13 +69,7 @@ func TestSinkBufferTimeoutReload(t *testing.T) {
 	e := kafkatest.Require(t)
 	t.Run("at-least-once", func(t *testing.T) {
 		topic := e.CreateTopic(t, 2)
-		w := newWriter("kafka-out", testSink(e, topic, "", AtLeastOnce))
-		rt := runtimeOf(0, 1)
-		rt.BufferTimeout = -1
-		if err := w.Open(bg, rt, nil); err != nil {
-			t.Fatal(err)
-		}
-		defer w.Close()
+		w := openWithBufferTimeout(t, testSink(e, topic, "", AtLeastOnce), -1)
 		write(t, w, values("a", 0, 50))
 		if err := w.SetBufferTimeout(0); err != nil {
 			t.Fatal(err)
@@ -87,13 +89,7 @@ func TestSinkBufferTimeoutReload(t *testing.T) {
 	})
 	t.Run("exactly-once", func(t *testing.T) {
 		topic := e.CreateTopic(t, 2)
-		w := newWriter("kafka-out", testSink(e, topic, "reload-"+topic, ExactlyOnce))
-		rt := runtimeOf(0, 1)
-		rt.BufferTimeout = 100 * time.Millisecond
-		if err := w.Open(bg, rt, nil); err != nil {
-			t.Fatal(err)
-		}
-		defer w.Close()
+		w := openWithBufferTimeout(t, testSink(e, topic, "reload-"+topic, ExactlyOnce), 100*time.Millisecond)
 		write(t, w, values("a", 0, 20))
 		if err := w.SetBufferTimeout(0); err != nil {
 			t.Fatal(err)
