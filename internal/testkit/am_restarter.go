@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -127,6 +128,16 @@ func (a *RestartedAM) Wait(t testing.TB, timeout time.Duration) {
 	case <-time.After(timeout):
 		t.Fatalf("the job did not finish under the restarted AM within %s (log %s)", timeout, a.Log)
 	}
+}
+
+// Logged reports whether the AM's log holds text, failing t if the log cannot be read.
+func (a *RestartedAM) Logged(t testing.TB, text string) bool {
+	t.Helper()
+	b, err := os.ReadFile(a.Log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.Contains(string(b), text)
 }
 
 // AMProcess finds the pid of the `tide jobmanager` serving REST on port.

@@ -167,11 +167,7 @@ func TestAMFailoverAbortsCheckpointInFlight(t *testing.T) {
 	})
 	am2.Wait(t, 4*time.Minute)
 	testkit.CheckExactOutput(t, out, args)
-	log, err := os.ReadFile(am2.Log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(string(log), "aborting the checkpoint the lost AM left in flight") {
+	if !am2.Logged(t, "aborting the checkpoint the lost AM left in flight") {
 		t.Errorf("AM 2 did not log aborting checkpoint %d (log %s)", inFlight, am2.Log)
 	}
 }

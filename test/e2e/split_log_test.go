@@ -4,7 +4,6 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -53,11 +52,7 @@ func TestSplitLogSurvivesStandaloneAMKill(t *testing.T) {
 	am2 := am.Start(t, 2)
 	am2.Wait(t, 4*time.Minute)
 	testkit.CheckExactOutput(t, out, args)
-	logged, err := os.ReadFile(am2.Log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(string(logged), "split assignment log replayed") {
+	if !am2.Logged(t, "split assignment log replayed") {
 		t.Errorf("the second AM did not replay the split assignment log (log %s)", am2.Log)
 	}
 	if _, err := os.Stat(logName); !os.IsNotExist(err) {
