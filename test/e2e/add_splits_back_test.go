@@ -5,7 +5,6 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"strconv"
 	"syscall"
 	"testing"
 	"time"
@@ -27,7 +26,7 @@ import (
 func TestReaderTaskManagerKilledAfterNewSplits(t *testing.T) {
 	ckpt, out, stamps := t.TempDir(), t.TempDir(), t.TempDir()
 	const records = 120000
-	args := []string{"--records", strconv.Itoa(records), "--keys", "7", "--rate", "4000", "--output", out, "--timestamps", stamps}
+	args := stampedCountArgs(records, out, stamps)
 	c := startLocal(t, standalone.LocalOptions{Dynamic: reactive(ckpt, "300 ms"), JobName: examples.CheckableCountName,
 		JobArgs: args, TaskManagers: 2})
 	jid := jobID(t, c)

@@ -23,7 +23,7 @@ func TestYARNReaderTaskManagerKilledAfterNewSplits(t *testing.T) {
 	env := hadooptest.RequireYARN(t)
 	out, stamps := t.TempDir(), t.TempDir()
 	const records = 160000
-	args := []string{"--records", strconv.Itoa(records), "--keys", "7", "--rate", "4000", "--output", out, "--timestamps", stamps}
+	args := stampedCountArgs(records, out, stamps)
 	ckpt := "tide-test/yarn-splits-back-" + strconv.FormatInt(time.Now().UnixNano(), 36)
 	root := hdfsDeletedAfter(t, env, ckpt)
 	r := startYarnRun(t, env, []string{"-Dstate.checkpoints.dir=" + env.URI + "/" + ckpt}, args)

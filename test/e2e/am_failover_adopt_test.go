@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -23,9 +22,9 @@ import (
 // is exact, and records kept reaching the sink while the AM was away (checkFlowedThrough).
 func TestAMFailoverAdoptsRunningTasksStandalone(t *testing.T) {
 	ckpt, out, stamps := t.TempDir(), t.TempDir(), t.TempDir()
-	dyn := append(reactive(ckpt, "300 ms"), "jobmanager.failover.task-adoption.timeout=60 s")
+	dyn := adoptingReactive(ckpt)
 	const records = 160000
-	args := []string{"--records", strconv.Itoa(records), "--keys", "7", "--rate", "4000", "--output", out, "--timestamps", stamps}
+	args := stampedCountArgs(records, out, stamps)
 	c, r := startAMRestartCluster(t, dyn, examples.CheckableCountName, args, 2)
 	jid := jobID(t, c)
 	d := waitRunningAt(t, c, jid, 2)

@@ -29,9 +29,9 @@ import (
 // sinks while the AM was away.
 func TestAMFailoverCommitsPendingSinkFiles(t *testing.T) {
 	ckpt, out, stamps := t.TempDir(), t.TempDir(), t.TempDir()
-	dyn := append(reactive(ckpt, "300 ms"), "jobmanager.failover.task-adoption.timeout=60 s")
+	dyn := adoptingReactive(ckpt)
 	const records = 80000
-	args := []string{"--records", strconv.Itoa(records), "--keys", "7", "--rate", "4000", "--output", out, "--timestamps", stamps}
+	args := stampedCountArgs(records, out, stamps)
 	const crashAt = 6
 	r := testkit.StartAMRestartCluster(t, tideBin, standalone.LocalOptions{Dynamic: dyn, JobName: examples.CheckableCountName,
 		JobArgs: args, TaskManagers: 2, Env: []string{am.CrashPointEnv + "=checkpoint-completed:" + strconv.Itoa(crashAt)}})
@@ -98,7 +98,7 @@ func TestAMFailoverCommitsPendingSinkFiles(t *testing.T) {
 // is exact.
 func TestAMFailoverAbortsCheckpointInFlight(t *testing.T) {
 	ckpt, out := t.TempDir(), t.TempDir()
-	dyn := append(reactive(ckpt, "300 ms"), "jobmanager.failover.task-adoption.timeout=60 s")
+	dyn := adoptingReactive(ckpt)
 	args := []string{"--records", "40000", "--keys", "7", "--rate", "2000", "--ballast", strconv.Itoa(8 << 20), "--output", out}
 	c, r := startAMRestartCluster(t, dyn, examples.CheckableCountName, args, 2)
 	jid := jobID(t, c)

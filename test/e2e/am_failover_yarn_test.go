@@ -42,7 +42,7 @@ func TestYARNAMFailoverAdoptsRunningTasks(t *testing.T) {
 	}
 	out, stamps := t.TempDir(), t.TempDir()
 	const records = 480000
-	jobArgs := []string{"--records", strconv.Itoa(records), "--keys", "7", "--rate", "4000", "--output", out, "--timestamps", stamps}
+	jobArgs := stampedCountArgs(records, out, stamps)
 	r := startYarnRun(t, env, []string{"-Dyarn.application-attempts=3",
 		"-Dyarn.application-attempt-failures-validity-interval=" + strconv.Itoa(int(yarnFailuresWindow.Milliseconds())),
 		"-Djobmanager.failover.task-adoption.timeout=60 s"}, jobArgs)
