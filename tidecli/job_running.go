@@ -15,13 +15,10 @@ import (
 // triggered, so the error says the job's state and what to do about it; with an explicit
 // --wait it waits (within that bound) for a job that is on its way to RUNNING.
 
-// jobEnded says whether a job in state will not run again under this AM.
+// jobEnded says whether a job in state will not run again under this AM: a terminal one,
+// or one being cancelled.
 func jobEnded(state string) bool {
-	switch state {
-	case api.StateFinished, api.StateCanceled, api.StateFailed, api.StateCancelling, api.StateSuspended:
-		return true
-	}
-	return false
+	return api.IsTerminal(state) || state == api.StateCancelling
 }
 
 // awaitRunning returns nil once job j is RUNNING. A job that has ended is an error at
