@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
 	"path"
 	"strings"
 	"time"
@@ -66,42 +65,31 @@ func savepointDirName(jobID string) string {
 
 // startCanonicalSavepoint queues a savepoint the subtasks write in canonical format.
 func (a *AM) startCanonicalSavepoint(ctx context.Context, kind operationKind, targetURI, triggerID, remote string) (string, error) {
-	if triggerID != "" && a.api.triggers.has(triggerID) {
-		return "", statusErrorf(http.StatusConflict, "triggerId %s is already in use: omit it or pick a new one", triggerID)
+	if err := a.api.triggers.free(triggerID); err != nil {
+		return "", err
 	}
-	if triggerID == "" {
-		triggerID = newTriggerID()
-	}
-	run := &savepointRun{opID: triggerID, stop: kind == opStop, format: checkpoint.FormatCanonical,
+	run := &savepointRun{stop: kind == opStop, format: checkpoint.FormatCanonical,
 		targetURI: targetURI, dir: savepointDirName(a.cfg.JobID)}
 	// The operation exists before the savepoint is queued: it may complete at once.
-	a.api.triggers.add(operation{ID: triggerID, Kind: kind, TargetDir: targetURI, direct: true})
+	run.opID = a.api.triggers.add(operation{ID: triggerID, Kind: kind, TargetDir: targetURI, direct: true})
 	var terr error
 	err := a.mutate(ctx, func() { terr = a.ckpt.requestSavepoint(run) })
 	if err == nil {
 		err = terr
 	}
 	if err != nil {
-		a.api.triggers.remove(triggerID)
+		a.api.triggers.remove(run.opID)
+		return "", a.triggerRefusal(kind, err)
 	}
-	switch {
-	case errors.Is(err, errJobTerminated) || errors.Is(err, errCheckpointRefused):
-		return "", statusErrorf(http.StatusConflict, "Cannot trigger a %s of job %s: %v", kind, a.cfg.JobID, err)
-	case err != nil:
-		return "", statusErrorf(http.StatusServiceUnavailable, "Cannot trigger a %s of job %s: %v", kind, a.cfg.JobID, err)
-	}
-	a.log.Info("savepoint requested over REST", "kind", kind, "trigger", triggerID, "format", run.format,
+	a.log.Info("savepoint requested over REST", "kind", kind, "trigger", run.opID, "format", run.format,
 		"target", targetURI+"/"+run.dir, "remote", remote)
-	return triggerID, nil
+	return run.opID, nil
 }
 
 // requestSavepoint queues run and triggers it if it can (loop goroutine).
 func (c *checkpointCoordinator) requestSavepoint(run *savepointRun) error {
-	if c.store == nil {
-		return fmt.Errorf("%w: checkpointing is off; set state.checkpoints.dir: a savepoint needs it even with a target directory (a CANONICAL savepoint's files go to the target directory, but the checkpoint coordinator that takes it runs only with checkpoint storage)", errCheckpointRefused)
-	}
-	if !c.running {
-		return fmt.Errorf("%w: the job is %s, expected RUNNING; trigger again once it runs", errCheckpointRefused, c.am.sched.Status())
+	if err := c.refusal(); err != nil {
+		return err
 	}
 	c.spQueue = append(c.spQueue, run)
 	c.kickSavepoints()

@@ -34,8 +34,8 @@ var errCheckpointingOff = errors.New("checkpointing is off")
 // startOperation checks the trigger id, triggers a checkpoint on the loop and returns the
 // operation's trigger id (Flink's asynchronous operation trigger).
 func (a *AM) startOperation(ctx context.Context, op operation, remote string) (string, error) {
-	if op.ID != "" && a.api.triggers.has(op.ID) {
-		return "", statusErrorf(http.StatusConflict, "triggerId %s is already in use: omit it or pick a new one", op.ID)
+	if err := a.api.triggers.free(op.ID); err != nil {
+		return "", err
 	}
 	var terr error
 	err := a.mutate(ctx, func() {
@@ -44,15 +44,8 @@ func (a *AM) startOperation(ctx context.Context, op operation, remote string) (s
 	if err == nil {
 		err = terr
 	}
-	switch {
-	case errors.Is(err, errCheckpointingOff) && op.Kind != opCheckpoint:
-		// A NATIVE savepoint is a checkpoint the TaskManagers write to checkpoint storage
-		// (the storage they open for the job), copied by the AM under the target directory.
-		return "", statusErrorf(http.StatusConflict, "Cannot trigger a %s of job %s: %v: a savepoint needs it even with a target directory (a NATIVE savepoint is a checkpoint the TaskManagers write to the job's checkpoint storage, then copied under the target directory)", op.Kind, a.cfg.JobID, err)
-	case errors.Is(err, errJobTerminated) || errors.Is(err, errCheckpointRefused):
-		return "", statusErrorf(http.StatusConflict, "Cannot trigger a %s of job %s: %v", op.Kind, a.cfg.JobID, err)
-	case err != nil:
-		return "", statusErrorf(http.StatusServiceUnavailable, "Cannot trigger a %s of job %s: %v", op.Kind, a.cfg.JobID, err)
+	if err != nil {
+		return "", a.triggerRefusal(op.Kind, err)
 	}
 	id := a.api.triggers.add(op)
 	a.log.Info("operation triggered over REST", "kind", op.Kind, "trigger", id, "checkpoint", op.Checkpoint,
@@ -60,34 +53,56 @@ func (a *AM) startOperation(ctx context.Context, op operation, remote string) (s
 	return id, nil
 }
 
+// triggerRefusal is the REST error for a checkpoint or savepoint the AM did not trigger:
+// 409 when the job's state refuses it, 503 when the loop did not answer.
+func (a *AM) triggerRefusal(kind operationKind, err error) error {
+	switch {
+	case errors.Is(err, errCheckpointingOff) && kind != opCheckpoint:
+		// Savepoints are taken by the checkpoint coordinator, which runs only with
+		// checkpoint storage: a NATIVE savepoint is a checkpoint written there, then copied.
+		return statusErrorf(http.StatusConflict, "Cannot trigger a %s of job %s: %v: a savepoint needs it even with a target directory (a CANONICAL savepoint's files go to the target directory, but the checkpoint coordinator that takes it runs only with checkpoint storage; a NATIVE savepoint is a checkpoint the TaskManagers write to the job's checkpoint storage, then copied under the target directory)", kind, a.cfg.JobID, err)
+	case errors.Is(err, errJobTerminated) || errors.Is(err, errCheckpointRefused):
+		return statusErrorf(http.StatusConflict, "Cannot trigger a %s of job %s: %v", kind, a.cfg.JobID, err)
+	}
+	return statusErrorf(http.StatusServiceUnavailable, "Cannot trigger a %s of job %s: %v", kind, a.cfg.JobID, err)
+}
+
+// refusal says why no checkpoint or savepoint can be triggered now, nil when one can
+// (loop goroutine).
+func (c *checkpointCoordinator) refusal() error {
+	if c.store == nil {
+		return fmt.Errorf("%w: %w; set state.checkpoints.dir", errCheckpointRefused, errCheckpointingOff)
+	}
+	if !c.running {
+		return fmt.Errorf("%w: the job is %s, expected RUNNING; trigger again once it runs", errCheckpointRefused, c.am.sched.Status())
+	}
+	return nil
+}
+
 // triggerCheckpointNow starts a checkpoint, or joins the one in flight (loop goroutine).
 // It returns the checkpoint's id, or 0 and the id the next checkpoint will follow when the
 // next periodic trigger will take it (not every subtask runs yet, or min-pause holds).
 func (a *AM) triggerCheckpointNow() (id, after int64, err error) {
 	c := a.ckpt
-	if c.store == nil {
-		return 0, 0, fmt.Errorf("%w: %w; set state.checkpoints.dir", errCheckpointRefused, errCheckpointingOff)
+	if err := c.refusal(); err != nil {
+		return 0, 0, err
 	}
-	if !c.running {
-		return 0, 0, fmt.Errorf("%w: the job is %s, expected RUNNING; trigger again once it runs", errCheckpointRefused, a.sched.Status())
-	}
-	// A savepoint in flight is not a checkpoint to join: wait for the next checkpoint.
-	if id, opts, ok := c.co.Pending(); ok && !opts.IsSavepoint() {
-		return id, 0, nil
-	} else if ok {
-		after = id
-	} else {
+	id, opts, inFlight := c.co.Pending()
+	if !inFlight {
 		after = highestCheckpoint(c.co.Stats())
 		if d := a.deployment; d != nil && d.attempt == c.attempt && d.checkpointable() {
 			c.trigger(d)
-			if id, opts, ok := c.co.Pending(); ok && !opts.IsSavepoint() {
-				return id, 0, nil
-			} else if ok {
-				after = id // a queued savepoint went first
-			} else if highestCheckpoint(c.co.Stats()) > after {
+			id, opts, inFlight = c.co.Pending()
+			if !inFlight && highestCheckpoint(c.co.Stats()) > after {
 				return 0, after, nil // triggered and failed at once: the history has the cause
 			}
 		}
+	}
+	switch {
+	case inFlight && !opts.IsSavepoint():
+		return id, 0, nil
+	case inFlight:
+		after = id // a savepoint in flight (or queued, triggered first): not one to join
 	}
 	if c.interval <= 0 {
 		return 0, 0, fmt.Errorf("%w: not every subtask is running yet (or execution.checkpointing.min-pause holds) and periodic checkpoints are off; try again shortly", errCheckpointRefused)

@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"net/http"
 	"slices"
 	"sync"
 
@@ -91,6 +92,14 @@ func (t *triggers) has(id string) bool {
 	defer t.mu.Unlock()
 	_, ok := t.ops[id]
 	return ok
+}
+
+// free refuses a trigger id the client chose that names an operation already (409).
+func (t *triggers) free(id string) error {
+	if id != "" && t.has(id) {
+		return statusErrorf(http.StatusConflict, "triggerId %s is already in use: omit it or pick a new one", id)
+	}
+	return nil
 }
 
 // get returns a copy of the operation id of the given kind.
