@@ -99,8 +99,7 @@ func (a *AM) adoptDeployment(e core.Deploy) {
 	// next checkpoint, or never if the job ends without one.
 	var complete *rpc.JobManagerMessage
 	if latest > 0 {
-		complete = &rpc.JobManagerMessage{Kind: &rpc.JobManagerMessage_CheckpointComplete{CheckpointComplete: &rpc.NotifyCheckpointComplete{
-			Attempt: int64(e.Attempt), CheckpointId: int64(latest)}}}
+		complete = checkpointCompleteMessage(int64(e.Attempt), int64(latest))
 	}
 	for tm := range tms {
 		if s, ok := a.sessions[tm]; ok {

@@ -540,11 +540,7 @@ func (c *checkpointCoordinator) finalized(done checkpoint.Completed, err error) 
 	}
 	// Savepoints waiting for this checkpoint pin it now, before retention deletes anything.
 	c.am.resolveOperations()
-	msg := &rpc.JobManagerMessage{Kind: &rpc.JobManagerMessage_CheckpointComplete{CheckpointComplete: &rpc.NotifyCheckpointComplete{
-		Attempt: done.Attempt, CheckpointId: done.ID}}}
-	for _, s := range c.am.sessions {
-		s.send(msg)
-	}
+	c.announceComplete(done.Attempt, done.ID)
 	c.am.src.notifyComplete(done.ID)
 	for _, id := range discard {
 		delete(c.coord, id)
@@ -565,6 +561,22 @@ func (c *checkpointCoordinator) chkPath(id int64) string {
 		return ""
 	}
 	return c.store.st.URI() + "/" + checkpoint.ChkDir(c.store.jobID, id)
+}
+
+// checkpointCompleteMessage tells the subtasks of attempt that checkpoint id completed:
+// two-phase sinks commit what they pre-committed for it (committing twice is a no-op).
+func checkpointCompleteMessage(attempt, id int64) *rpc.JobManagerMessage {
+	return &rpc.JobManagerMessage{Kind: &rpc.JobManagerMessage_CheckpointComplete{CheckpointComplete: &rpc.NotifyCheckpointComplete{
+		Attempt: attempt, CheckpointId: id}}}
+}
+
+// announceComplete tells every TaskManager that checkpoint (or savepoint) id of attempt
+// completed.
+func (c *checkpointCoordinator) announceComplete(attempt, id int64) {
+	msg := checkpointCompleteMessage(attempt, id)
+	for _, s := range c.am.sessions {
+		s.send(msg)
+	}
 }
 
 // discardRetry paces retries of a checkpoint deletion that failed or left the directory.

@@ -221,11 +221,7 @@ func (c *checkpointCoordinator) savepointFinalized(done checkpoint.Completed, er
 		"format", run.format, "duration", done.Duration, "bytes", done.Size)
 	if run.stop {
 		// Flink's stop-with-savepoint: its side effects are committed, then the job stops.
-		msg := &rpc.JobManagerMessage{Kind: &rpc.JobManagerMessage_CheckpointComplete{CheckpointComplete: &rpc.NotifyCheckpointComplete{
-			Attempt: done.Attempt, CheckpointId: done.ID}}}
-		for _, s := range c.am.sessions {
-			s.send(msg)
-		}
+		c.announceComplete(done.Attempt, done.ID)
 		c.log.Info("stopping the job after its savepoint", "trigger", run.opID, "location", location)
 		c.am.step(core.CancelJob{})
 	}
