@@ -14,6 +14,7 @@ import (
 
 	"github.com/tidestream/tide/core/checkpoint"
 	"github.com/tidestream/tide/core/jobgraph"
+	"github.com/tidestream/tide/state"
 	"github.com/tidestream/tide/storage"
 )
 
@@ -234,12 +235,9 @@ const pebbleManifestSuffix = ".pebble"
 // fitBackend refuses a savepoint holding pebble database files (NATIVE format) when the
 // job runs on another state backend (backendType: state.backend.type as configured).
 func (sp *savepoint) fitBackend(backendType string) error {
-	b := strings.ToLower(strings.TrimSpace(backendType))
-	if b == "pebble" || b == "rocksdb" {
-		return nil
-	}
-	if b == "" {
-		b = "hashmap"
+	b, _, err := state.ParseType(backendType)
+	if err != nil || b == state.Pebble {
+		return err
 	}
 	for _, st := range sp.md.Subtasks {
 		for _, h := range st.Handles {
