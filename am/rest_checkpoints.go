@@ -204,10 +204,7 @@ func (a *AM) Checkpoint(id int64) (api.CheckpointStatistics, error) {
 }
 
 func historyEntryJSON(e checkpoint.HistoryEntry) api.CheckpointStatistics {
-	typ := e.CheckpointType
-	if typ == "" {
-		typ = checkpoint.TypeCheckpoint
-	}
+	typ := e.Type()
 	return api.CheckpointStatistics{ID: e.ID, Attempt: e.Attempt, Status: e.Status, IsSavepoint: typ == checkpoint.TypeSavepoint,
 		CheckpointType: string(typ), SavepointFormat: string(e.SavepointFormat), TriggerTimestamp: e.TriggerTimestamp,
 		LatestAckTimestamp: e.LatestAckTimestamp, StateSize: e.StateSize, EndToEndDuration: e.EndToEndDuration,

@@ -137,18 +137,18 @@ func (c *Coordinator) EarliestTrigger() time.Time {
 // NewAttempt). Refusals wrap ErrInFlight, ErrMinPause (as *TooEarlyError),
 // ErrNoSubtasks or ErrStaleAttempt.
 func (c *Coordinator) Trigger(now time.Time, attempt int64, expected []Subtask) (int64, error) {
-	return c.TriggerWith(now, attempt, expected, Options{})
+	return c.triggerWith(now, attempt, expected, Options{})
 }
 
 // TriggerSavepoint starts a savepoint in format: a checkpoint of its own kind that takes
 // the next id, is refused like Trigger (except for the minimum pause, which savepoints
 // ignore) and, once finalized, is neither retained nor the latest checkpoint.
 func (c *Coordinator) TriggerSavepoint(now time.Time, attempt int64, expected []Subtask, format FormatType) (int64, error) {
-	return c.TriggerWith(now, attempt, expected, Options{Type: TypeSavepoint, Format: format})
+	return c.triggerWith(now, attempt, expected, Options{Type: TypeSavepoint, Format: format})
 }
 
-// TriggerWith starts a checkpoint with opts (see Trigger and TriggerSavepoint).
-func (c *Coordinator) TriggerWith(now time.Time, attempt int64, expected []Subtask, opts Options) (int64, error) {
+// triggerWith starts a checkpoint with opts (see Trigger and TriggerSavepoint).
+func (c *Coordinator) triggerWith(now time.Time, attempt int64, expected []Subtask, opts Options) (int64, error) {
 	opts.Type = opts.typeOrDefault()
 	if opts.IsSavepoint() && opts.Format == "" {
 		opts.Format = FormatCanonical
@@ -189,12 +189,10 @@ func (c *Coordinator) Pending() (int64, Options, bool) {
 	return c.pending.id, c.pending.opts, true
 }
 
-// InFlight returns the id of the pending checkpoint.
+// InFlight returns the id of the pending checkpoint (see Pending for its options).
 func (c *Coordinator) InFlight() (int64, bool) {
-	if c.pending == nil {
-		return 0, false
-	}
-	return c.pending.id, true
+	id, _, ok := c.Pending()
+	return id, ok
 }
 
 // Ack records that subtask of attempt wrote its state for checkpoint id. When it is the

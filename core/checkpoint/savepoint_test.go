@@ -130,3 +130,14 @@ func TestParseFormatType(t *testing.T) {
 		}
 	}
 }
+
+// Statistics an older AM persisted have no checkpoint_type: their entries are checkpoints.
+func TestHistoryEntryType(t *testing.T) {
+	for _, tc := range []struct {
+		in, want Type
+	}{{"", TypeCheckpoint}, {TypeCheckpoint, TypeCheckpoint}, {TypeSavepoint, TypeSavepoint}} {
+		if got := (HistoryEntry{CheckpointType: tc.in}).Type(); got != tc.want {
+			t.Errorf("HistoryEntry{CheckpointType: %q}.Type() = %q; want %q", tc.in, got, tc.want)
+		}
+	}
+}

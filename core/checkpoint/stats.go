@@ -41,6 +41,10 @@ type HistoryEntry struct {
 	FailureMessage          string     `json:"failure_message,omitempty"`
 }
 
+// Type is the entry's CheckpointType, CHECKPOINT when empty (statistics an older AM
+// persisted hold only checkpoints).
+func (e HistoryEntry) Type() Type { return Options{Type: e.CheckpointType}.typeOrDefault() }
+
 // RestoredEntry describes the checkpoint the job last restored from.
 type RestoredEntry struct {
 	ID               int64  `json:"id"`
