@@ -2,7 +2,6 @@ package am
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"path"
@@ -160,31 +159,11 @@ func writeSavepointMetadata(ctx context.Context, jobID string, run *savepointRun
 		return fmt.Errorf("savepoint %s/%s: open its storage: %w", run.targetURI, run.dir, err)
 	}
 	defer st.Close()
-	for _, sub := range done.Handles {
-		for _, h := range sub.Handles {
-			name := path.Join(run.dir, h.Name)
-			fi, err := st.Stat(ctx, name)
-			if err != nil {
-				return fmt.Errorf("savepoint %d: %s of subtask %s: %w", done.ID, name, sub.Subtask, err)
-			}
-			if fi.Size != h.Size {
-				return fmt.Errorf("savepoint %d: %s of subtask %s has %d bytes, the subtask wrote %d", done.ID, name, sub.Subtask, fi.Size, h.Size)
-			}
-		}
-	}
-	data, err := json.Marshal(coord)
-	if err != nil {
-		return fmt.Errorf("encode coordinator state of savepoint %d: %w", done.ID, err)
-	}
-	if err := storage.WriteFile(ctx, st, path.Join(run.dir, coordinatorFile), data); err != nil {
+	md := checkpoint.NewMetadata(jobID, done, maxPar, nil)
+	if err := validateListed(ctx, st, md, func(name string) string { return path.Join(run.dir, name) }); err != nil {
 		return fmt.Errorf("savepoint %d: %w", done.ID, err)
 	}
-	md := checkpoint.NewMetadata(jobID, done, maxPar, []checkpoint.StateHandle{{Name: coordinatorFile, Size: int64(len(data))}})
-	meta, err := checkpoint.EncodeMetadata(md)
-	if err != nil {
-		return fmt.Errorf("savepoint %d: %w", done.ID, err)
-	}
-	if err := storage.WriteFile(ctx, st, path.Join(run.dir, checkpoint.MetadataFile), meta); err != nil {
+	if err := writeCompletion(ctx, st, run.dir, md, coord); err != nil {
 		return fmt.Errorf("savepoint %d: %w", done.ID, err)
 	}
 	return nil

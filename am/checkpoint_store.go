@@ -48,8 +48,9 @@ func (s *checkpointStore) scan(ctx context.Context) (checkpoint.Selection, error
 	return checkpoint.Select(dir), nil
 }
 
-func (s *checkpointStore) writeFile(ctx context.Context, name string, data []byte) error {
-	w, err := s.st.Create(ctx, name)
+// writeFile writes name in st whole, naming the file in its errors.
+func writeFile(ctx context.Context, st storage.Storage, name string, data []byte) error {
+	w, err := st.Create(ctx, name)
 	if err != nil {
 		return fmt.Errorf("create %s: %w", name, err)
 	}
@@ -66,23 +67,30 @@ func (s *checkpointStore) writeFile(ctx context.Context, name string, data []byt
 // complete writes the coordinator state, then _metadata: the checkpoint exists only
 // once the second write has committed.
 func (s *checkpointStore) complete(ctx context.Context, done checkpoint.Completed, maxPar map[string]int, coordinator map[string][]byte) error {
-	coord, err := json.Marshal(coordinator)
-	if err != nil {
-		return fmt.Errorf("encode coordinator state of checkpoint %d: %w", done.ID, err)
-	}
-	dir := checkpoint.ChkDir(s.jobID, done.ID)
-	if err := s.writeFile(ctx, path.Join(dir, coordinatorFile), coord); err != nil {
-		return fmt.Errorf("checkpoint %d of job %s: %w", done.ID, s.jobID, err)
-	}
-	md := checkpoint.NewMetadata(s.jobID, done, maxPar, []checkpoint.StateHandle{{Name: coordinatorFile, Size: int64(len(coord))}})
-	meta, err := checkpoint.EncodeMetadata(md)
-	if err != nil {
-		return fmt.Errorf("checkpoint %d of job %s: %w", done.ID, s.jobID, err)
-	}
-	if err := s.writeFile(ctx, checkpoint.MetadataPath(s.jobID, done.ID), meta); err != nil {
+	md := checkpoint.NewMetadata(s.jobID, done, maxPar, nil)
+	if err := writeCompletion(ctx, s.st, checkpoint.ChkDir(s.jobID, done.ID), md, coordinator); err != nil {
 		return fmt.Errorf("checkpoint %d of job %s: %w", done.ID, s.jobID, err)
 	}
 	return nil
+}
+
+// writeCompletion writes the coordinator state into dir of st, then md listing it as
+// its master state as dir's _metadata, last: the checkpoint (or savepoint) in dir exists
+// only once that write has committed.
+func writeCompletion(ctx context.Context, st storage.Storage, dir string, md checkpoint.Metadata, coordinator map[string][]byte) error {
+	coord, err := json.Marshal(coordinator)
+	if err != nil {
+		return fmt.Errorf("encode coordinator state: %w", err)
+	}
+	if err := writeFile(ctx, st, path.Join(dir, coordinatorFile), coord); err != nil {
+		return err
+	}
+	md.MasterStates = []checkpoint.StateHandle{{Name: coordinatorFile, Size: int64(len(coord))}}
+	meta, err := checkpoint.EncodeMetadata(md)
+	if err != nil {
+		return err
+	}
+	return writeFile(ctx, st, path.Join(dir, checkpoint.MetadataFile), meta)
 }
 
 // readCoordinator reads the source coordinator state of a complete checkpoint.
