@@ -506,10 +506,6 @@ func (c *checkpointCoordinator) finish(done checkpoint.Completed) {
 func (c *checkpointCoordinator) finalized(done checkpoint.Completed, err error) {
 	c.finalizing = 0
 	defer c.am.releaseHeld()
-	if done.Options.IsSavepoint() {
-		c.savepointFinalized(done, err)
-		return
-	}
 	now := c.am.clock.Now()
 	if err != nil {
 		f, ferr := c.co.FinalizeFailed(now, done.ID, err.Error())
@@ -517,7 +513,11 @@ func (c *checkpointCoordinator) finalized(done checkpoint.Completed, err error) 
 			c.log.Error("checkpoint bookkeeping", "checkpoint", done.ID, "err", ferr)
 			return
 		}
-		c.failed(f, true, true)
+		c.failed(f, true, true) // a savepoint's failure is neither told nor counted (see failed)
+		return
+	}
+	if done.Options.IsSavepoint() {
+		c.savepointFinalized(done, now)
 		return
 	}
 	c.crashIfCompleted(done.ID)

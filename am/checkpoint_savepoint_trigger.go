@@ -134,7 +134,7 @@ func (c *checkpointCoordinator) triggeredSavepoint(id int64) *savepointRun {
 }
 
 // finishSavepoint writes the coordinator state and _metadata of a savepoint every subtask
-// acknowledged into its directory, off the loop; the outcome comes back as finalized.
+// acknowledged into its directory, off the loop; the outcome comes back to finalized.
 func (c *checkpointCoordinator) finishSavepoint(done checkpoint.Completed, maxPar map[string]int, coord map[string][]byte) {
 	run := c.spRuns[done.ID]
 	if run == nil {
@@ -169,18 +169,9 @@ func writeSavepointMetadata(ctx context.Context, jobID string, run *savepointRun
 	return nil
 }
 
-// savepointFinalized takes the outcome of finishSavepoint (loop goroutine).
-func (c *checkpointCoordinator) savepointFinalized(done checkpoint.Completed, err error) {
-	now := c.am.clock.Now()
-	if err != nil {
-		f, ferr := c.co.FinalizeFailed(now, done.ID, err.Error())
-		if ferr != nil {
-			c.log.Error("savepoint bookkeeping", "checkpoint", done.ID, "err", ferr)
-			return
-		}
-		c.failed(f, false, false)
-		return
-	}
+// savepointFinalized records a savepoint whose _metadata finishSavepoint wrote (loop
+// goroutine; finalized handles a failed write as for a checkpoint).
+func (c *checkpointCoordinator) savepointFinalized(done checkpoint.Completed, now time.Time) {
 	if _, err := c.co.Finalized(now, done.ID); err != nil {
 		c.log.Error("savepoint bookkeeping", "checkpoint", done.ID, "err", err)
 		return
