@@ -39,17 +39,18 @@ type heapGroup struct {
 	subs  map[string]*heapKeys   // nested state -> its keys' entries
 }
 
-// heapValues maps keys (or a nested key's sub keys) to values.
-type heapValues struct {
+// cowMap is a map carrying the epoch it was made private in: one of an older epoch than
+// the Heap's may be read by an open view.
+type cowMap[V any] struct {
 	epoch uint64
-	m     map[string][]byte
+	m     map[string]V
 }
 
+// heapValues maps keys (or a nested key's sub keys) to values.
+type heapValues = cowMap[[]byte]
+
 // heapKeys maps a nested state's keys to their entries.
-type heapKeys struct {
-	epoch uint64
-	m     map[string]*heapValues
-}
+type heapKeys = cowMap[*heapValues]
 
 // NewHeap returns an empty heap backend.
 func NewHeap() *Heap { return &Heap{} }
@@ -81,56 +82,24 @@ func (h *Heap) ownGroup(kg int, create bool) *heapGroup {
 	return g
 }
 
-// ownValues returns state's values in g (private to the current epoch), made when missing
-// if create.
-func (h *Heap) ownValues(g *heapGroup, state string, create bool) *heapValues {
-	v := g.flat[state]
+// ownIn returns (*parent)[name] private to h's current epoch: cloned when an open view may
+// share it, made when missing if create (else nil). It is how a key group's states
+// (&g.flat), its nested states (&g.subs) and a nested key's entries (&ks.m) are written.
+func ownIn[V any](h *Heap, parent *map[string]*cowMap[V], name string, create bool) *cowMap[V] {
+	c := (*parent)[name]
 	switch {
-	case v == nil && create:
-		v = &heapValues{epoch: h.epoch, m: map[string][]byte{}}
-	case v != nil && h.shared(v.epoch):
-		v = &heapValues{epoch: h.epoch, m: maps.Clone(v.m)}
+	case c == nil && create:
+		c = &cowMap[V]{epoch: h.epoch, m: map[string]V{}}
+	case c != nil && h.shared(c.epoch):
+		c = &cowMap[V]{epoch: h.epoch, m: maps.Clone(c.m)}
 	default:
-		return v
+		return c
 	}
-	if g.flat == nil {
-		g.flat = map[string]*heapValues{}
+	if *parent == nil {
+		*parent = map[string]*cowMap[V]{}
 	}
-	g.flat[state] = v
-	return v
-}
-
-// ownKeys is ownValues for a nested state's keys.
-func (h *Heap) ownKeys(g *heapGroup, state string, create bool) *heapKeys {
-	ks := g.subs[state]
-	switch {
-	case ks == nil && create:
-		ks = &heapKeys{epoch: h.epoch, m: map[string]*heapValues{}}
-	case ks != nil && h.shared(ks.epoch):
-		ks = &heapKeys{epoch: h.epoch, m: maps.Clone(ks.m)}
-	default:
-		return ks
-	}
-	if g.subs == nil {
-		g.subs = map[string]*heapKeys{}
-	}
-	g.subs[state] = ks
-	return ks
-}
-
-// ownEntries is ownValues for one nested key's entries.
-func (h *Heap) ownEntries(ks *heapKeys, key []byte, create bool) *heapValues {
-	e := ks.m[string(key)]
-	switch {
-	case e == nil && create:
-		e = &heapValues{epoch: h.epoch, m: map[string][]byte{}}
-	case e != nil && h.shared(e.epoch):
-		e = &heapValues{epoch: h.epoch, m: maps.Clone(e.m)}
-	default:
-		return e
-	}
-	ks.m[string(key)] = e
-	return e
+	(*parent)[name] = c
+	return c
 }
 
 // group returns key group kg for reading (nil: empty).
@@ -183,7 +152,7 @@ func (h *Heap) Put(kg int, state string, key, value []byte) error {
 		}
 		return h.PutEntry(kg, state, k, sub, value)
 	}
-	h.ownValues(h.ownGroup(kg, true), state, true).m[string(key)] = append([]byte(nil), value...)
+	ownIn(h, &h.ownGroup(kg, true).flat, state, true).m[string(key)] = append([]byte(nil), value...)
 	return nil
 }
 
@@ -206,7 +175,7 @@ func (h *Heap) Delete(kg int, state string, key []byte) error {
 	if _, ok := g.flat[state].m[string(key)]; !ok {
 		return nil
 	}
-	delete(h.ownValues(h.ownGroup(kg, false), state, false).m, string(key))
+	delete(ownIn(h, &h.ownGroup(kg, false).flat, state, false).m, string(key))
 	return nil
 }
 

@@ -98,8 +98,8 @@ func (h *Heap) PutEntry(kg int, state string, key, sub, value []byte) error {
 }
 
 func (h *Heap) putEntry(kg int, state string, key, sub, value []byte) {
-	g := h.ownGroup(kg, true)
-	h.ownEntries(h.ownKeys(g, state, true), key, true).m[string(sub)] = value
+	ks := ownIn(h, &h.ownGroup(kg, true).subs, state, true)
+	ownIn(h, &ks.m, string(key), true).m[string(sub)] = value
 }
 
 // DeleteEntry removes (key, sub).
@@ -114,12 +114,12 @@ func (h *Heap) DeleteEntry(kg int, state string, key, sub []byte) error {
 	if _, ok := e.m[string(sub)]; !ok {
 		return nil
 	}
-	ks := h.ownKeys(h.ownGroup(kg, false), state, false)
+	ks := ownIn(h, &h.ownGroup(kg, false).subs, state, false)
 	if len(e.m) == 1 {
 		delete(ks.m, string(key))
 		return nil
 	}
-	delete(h.ownEntries(ks, key, false).m, string(sub))
+	delete(ownIn(h, &ks.m, string(key), false).m, string(sub))
 	return nil
 }
 
@@ -148,7 +148,7 @@ func (h *Heap) DeleteEntries(kg int, state string, key []byte) error {
 	if h.entries(kg, state, key) == nil {
 		return nil
 	}
-	delete(h.ownKeys(h.ownGroup(kg, false), state, false).m, string(key))
+	delete(ownIn(h, &h.ownGroup(kg, false).subs, state, false).m, string(key))
 	return nil
 }
 
@@ -168,7 +168,7 @@ func (h *Heap) Append(kg int, state string, key, value []byte) error {
 	if h.nested[state] {
 		return fmt.Errorf("state %q: %w", state, errAppendNested)
 	}
-	vs := h.ownValues(h.ownGroup(kg, true), state, true)
+	vs := ownIn(h, &h.ownGroup(kg, true).flat, state, true)
 	vs.m[string(key)] = append(vs.m[string(key)], value...)
 	return nil
 }
