@@ -268,15 +268,23 @@ func (e *Executor) Cancel(ctx context.Context, attemptID int64) {
 	a.mu.Unlock()
 	a.cancel()
 	e.cfg.Plane.ReleaseAttempt(attemptID)
+	if !waitGroup(ctx, &a.wg) {
+		e.log.Warn("subtasks still stopping after cancel", "attempt", attemptID, "err", ctx.Err())
+	}
+}
+
+// waitGroup waits for wg or ctx, whichever ends first; false: ctx ended first.
+func waitGroup(ctx context.Context, wg *sync.WaitGroup) bool {
 	done := make(chan struct{})
 	go func() {
-		a.wg.Wait()
+		wg.Wait()
 		close(done)
 	}()
 	select {
 	case <-done:
+		return true
 	case <-ctx.Done():
-		e.log.Warn("subtasks still stopping after cancel", "attempt", attemptID, "err", ctx.Err())
+		return false
 	}
 }
 
@@ -347,14 +355,7 @@ func (e *Executor) Close(ctx context.Context) error {
 	for _, id := range ids {
 		e.Cancel(ctx, id)
 	}
-	done := make(chan struct{})
-	go func() {
-		e.retiring.Wait()
-		close(done)
-	}()
-	select {
-	case <-done:
-	case <-ctx.Done():
+	if !waitGroup(ctx, &e.retiring) {
 		e.log.Warn("state backends of cancelled subtasks still closing", "err", ctx.Err())
 	}
 	return ctx.Err()
