@@ -158,14 +158,9 @@ func (t *task) runUpload(u *upload) {
 		_ = t.decline(u.id, fmt.Errorf("writing the keyed state: %w", err))
 		return
 	}
-	switch {
-	case u.incr != nil:
+	if u.incr != nil {
 		handles, err = t.uploadIncremental(ctx, u)
-	case u.sp != nil:
-		var h StateHandle
-		h, err = t.uploadSavepoint(ctx, u)
-		handles = []StateHandle{h}
-	default:
+	} else {
 		var h StateHandle
 		h, err = t.uploadFull(ctx, u)
 		handles = []StateHandle{h}
@@ -188,13 +183,24 @@ func (t *task) runUpload(u *upload) {
 }
 
 // uploadFull writes one self-contained state file: the writer's blocks, then the
-// backend's entries streamed from its view.
+// backend's entries in full from its view; into chk-<n>/ (teed to the local state store
+// with local recovery) or, for a savepoint, into the savepoint's directory.
 func (t *task) uploadFull(ctx context.Context, u *upload) (StateHandle, error) {
-	name := CheckpointDir(t.e.cfg.JobID, u.id) + "/" + StateFileName(t.vertex.ID, t.index)
 	var src snapshot.KeyedSource
 	if u.view != nil {
 		src = t.viewSource(u.view)
 	}
+	write := func(w io.Writer) (int64, error) { return u.w.EncodeTo(w, u.header, src) }
+	if u.sp != nil {
+		h, err := t.writeSavepointFile(ctx, *u.sp, write)
+		if err != nil {
+			return StateHandle{}, err
+		}
+		t.metrics.uploadedBytes.Store(h.Size)
+		t.log.Info("savepoint state written", "checkpoint", u.id, "savepoint", u.sp.StorageURI+"/"+u.sp.Dir, "bytes", h.Size)
+		return h, nil
+	}
+	name := CheckpointDir(t.e.cfg.JobID, u.id) + "/" + StateFileName(t.vertex.ID, t.index)
 	dir := ""
 	if t.localState() != nil {
 		if d, err := os.MkdirTemp(t.scratchDir(), "tide-ckpt-"); err == nil {
@@ -202,7 +208,7 @@ func (t *task) uploadFull(ctx context.Context, u *upload) (StateHandle, error) {
 			defer os.RemoveAll(dir)
 		}
 	}
-	h, local, err := t.writeTee(ctx, name, dir, func(w io.Writer) (int64, error) { return u.w.EncodeTo(w, u.header, src) })
+	h, local, err := t.writeTee(ctx, t.e.cfg.Storage, name, dir, write)
 	if err != nil {
 		return StateHandle{}, err
 	}

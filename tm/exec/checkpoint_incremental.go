@@ -224,7 +224,7 @@ func (t *task) uploadIncremental(ctx context.Context, u *upload) ([]StateHandle,
 	}
 	// The state outside the backend.
 	stateName := CheckpointDir(t.e.cfg.JobID, u.id) + "/" + StateFileName(t.vertex.ID, t.index)
-	sh, localState, err := t.writeTee(ctx, stateName, snap.dir, func(w io.Writer) (int64, error) { return u.w.EncodeTo(w, u.header, nil) })
+	sh, localState, err := t.writeTee(ctx, t.e.cfg.Storage, stateName, snap.dir, func(w io.Writer) (int64, error) { return u.w.EncodeTo(w, u.header, nil) })
 	if err != nil {
 		return nil, err
 	}
@@ -236,7 +236,7 @@ func (t *task) uploadIncremental(ctx context.Context, u *upload) ([]StateHandle,
 	if err != nil {
 		return nil, fmt.Errorf("encoding the database manifest: %w", err)
 	}
-	mh, localMan, err := t.writeTee(ctx, t.privateName(u.id, manifestSuffix(t.kgStart, t.kgEnd)), snap.dir, func(w io.Writer) (int64, error) {
+	mh, localMan, err := t.writeTee(ctx, t.e.cfg.Storage, t.privateName(u.id, manifestSuffix(t.kgStart, t.kgEnd)), snap.dir, func(w io.Writer) (int64, error) {
 		n, err := w.Write(mdata)
 		return int64(n), err
 	})
@@ -255,10 +255,10 @@ func (t *task) uploadIncremental(ctx context.Context, u *upload) ([]StateHandle,
 	return handles, nil
 }
 
-// writeTee writes a file to checkpoint storage and, with local recovery, the same bytes
+// writeTee writes a file to st and, with local recovery and a dir, the same bytes
 // to a local file in dir (returned) for the local store.
-func (t *task) writeTee(ctx context.Context, name, dir string, write func(io.Writer) (int64, error)) (StateHandle, string, error) {
-	fw, err := t.e.cfg.Storage.Create(ctx, name)
+func (t *task) writeTee(ctx context.Context, st storage.Storage, name, dir string, write func(io.Writer) (int64, error)) (StateHandle, string, error) {
+	fw, err := st.Create(ctx, name)
 	if err != nil {
 		return StateHandle{}, "", fmt.Errorf("creating %s: %w", name, err)
 	}

@@ -10,7 +10,6 @@ import (
 
 	"github.com/tidestream/tide/core/checkpoint"
 	"github.com/tidestream/tide/storage"
-	"github.com/tidestream/tide/tm/snapshot"
 )
 
 // Savepoints (Flink's CheckpointType SAVEPOINT). The AM triggers a savepoint like a
@@ -136,34 +135,10 @@ func (t *task) writeSavepointFile(ctx context.Context, sp SavepointTarget, write
 		}()
 	}
 	name := StateFileName(t.vertex.ID, t.index)
-	full := path.Join(sp.Dir, name)
-	w, err := st.Create(ctx, full)
+	h, _, err := t.writeTee(ctx, st, path.Join(sp.Dir, name), "", write) // no local copy
 	if err != nil {
-		return StateHandle{}, fmt.Errorf("creating %s in %s: %w", full, st.URI(), err)
+		return StateHandle{}, fmt.Errorf("savepoint into %s: %w", st.URI(), err)
 	}
-	n, err := write(w)
-	if err != nil {
-		_ = w.Abort(ctx)
-		return StateHandle{}, fmt.Errorf("writing %s in %s: %w", full, st.URI(), err)
-	}
-	if err := w.Commit(ctx); err != nil {
-		return StateHandle{}, fmt.Errorf("committing %s in %s: %w", full, st.URI(), err)
-	}
-	return StateHandle{Name: name, Size: n}, nil
-}
-
-// uploadSavepoint is the background part of a savepoint: one self-contained state file,
-// the writer's blocks and then the backend's entries in full from its view.
-func (t *task) uploadSavepoint(ctx context.Context, u *upload) (StateHandle, error) {
-	var src snapshot.KeyedSource
-	if u.view != nil {
-		src = t.viewSource(u.view)
-	}
-	h, err := t.writeSavepointFile(ctx, *u.sp, func(w io.Writer) (int64, error) { return u.w.EncodeTo(w, u.header, src) })
-	if err != nil {
-		return StateHandle{}, err
-	}
-	t.metrics.uploadedBytes.Store(h.Size)
-	t.log.Info("savepoint state written", "checkpoint", u.id, "savepoint", u.sp.StorageURI+"/"+u.sp.Dir, "bytes", h.Size)
+	h.Name = name // relative to the savepoint's directory
 	return h, nil
 }
