@@ -1,7 +1,6 @@
 package stream
 
 import (
-	"encoding/binary"
 	"fmt"
 	"time"
 
@@ -81,7 +80,7 @@ func (s *ValueState[K, V]) Value(k K) (V, bool, error) {
 	if err != nil || !ok {
 		return zero, false, err
 	}
-	payload, live := s.unwrap(b)
+	payload, live := s.ttl.unwrap(b)
 	if !live {
 		return zero, false, s.be.Delete(kg, s.bname, s.kbuf)
 	}
@@ -89,7 +88,7 @@ func (s *ValueState[K, V]) Value(k K) (V, bool, error) {
 	if err != nil {
 		return zero, false, fmt.Errorf("value state %q, key %v: %w", s.name, k, err)
 	}
-	if s.ttl.TTL > 0 && s.ttl.Update == TTLOnReadAndWrite {
+	if s.ttl.renewOnRead() {
 		return v, true, s.Update(k, v)
 	}
 	return v, true, nil
@@ -98,11 +97,7 @@ func (s *ValueState[K, V]) Value(k K) (V, bool, error) {
 // Update sets the key's value (and renews its time to live).
 func (s *ValueState[K, V]) Update(k K, v V) error {
 	s.kbuf = appendKey(s.kbuf[:0], k)
-	s.vbuf = s.vbuf[:0]
-	if s.ttl.TTL > 0 {
-		s.vbuf = binary.BigEndian.AppendUint64(s.vbuf, uint64(s.ttl.Now().UnixMilli()))
-	}
-	s.vbuf = s.codec.Append(s.vbuf, v)
+	s.vbuf = s.codec.Append(s.ttl.stamp(s.vbuf[:0]), v)
 	return s.be.Put(s.kg(k), s.bname, s.kbuf, s.vbuf)
 }
 
@@ -110,18 +105,6 @@ func (s *ValueState[K, V]) Update(k K, v V) error {
 func (s *ValueState[K, V]) Clear(k K) error {
 	s.kbuf = appendKey(s.kbuf[:0], k)
 	return s.be.Delete(s.kg(k), s.bname, s.kbuf)
-}
-
-// unwrap strips the TTL timestamp and says whether the entry is live.
-func (s *ValueState[K, V]) unwrap(b []byte) ([]byte, bool) {
-	if s.ttl.TTL <= 0 {
-		return b, true
-	}
-	if len(b) < 8 {
-		return nil, false
-	}
-	ts := time.UnixMilli(int64(binary.BigEndian.Uint64(b)))
-	return b[8:], s.ttl.Now().Sub(ts) < s.ttl.TTL
 }
 
 // Snapshot writes the live entries of the subtask's key groups (with their timestamps):
@@ -147,7 +130,7 @@ func (s *ValueState[K, V]) Restore(r StateReader) error {
 		return nil
 	}
 	return r.Keyed(s.name, func(kg int, key, value []byte) error {
-		if _, live := s.unwrap(value); !live {
+		if _, live := s.ttl.unwrap(value); !live {
 			return nil
 		}
 		return s.be.Put(kg, s.bname, key, value)
