@@ -188,7 +188,7 @@ func (f *Fetcher) run(ctx context.Context, round int64, c *copyState) {
 			if ctx.Err() != nil {
 				return
 			}
-			if err != nil && errors.Is(err, storage.ErrNotFound) {
+			if errors.Is(err, storage.ErrNotFound) {
 				// A newer checkpoint completing deletes the older one's own files (its
 				// manifests), possibly while this copy reads them: the AM's request to
 				// follow the newer one is then on its way. Follow it instead of failing
@@ -196,24 +196,11 @@ func (f *Fetcher) run(ctx context.Context, round int64, c *copyState) {
 				// comes.
 				f.cfg.Logger.Info("warm-up copy: a file of the checkpoint is gone (subsumed?); waiting for a newer one",
 					"round", round, "vertex", r.Vertex, "key_groups", fmt.Sprintf("%d-%d", r.Start, r.End), "checkpoint", want, "err", err)
-				select {
-				case <-c.wake: // the signal of the request just served
-				default:
-				}
-				if newer, _ := f.next(c); newer > want {
+				if f.newerAsked(ctx, c, want) {
 					continue
 				}
-				t := time.NewTimer(subsumedWait)
-				select {
-				case <-ctx.Done():
-					t.Stop()
+				if ctx.Err() != nil {
 					return
-				case <-c.wake:
-					t.Stop()
-					if newer, _ := f.next(c); newer > want {
-						continue
-					}
-				case <-t.C:
 				}
 			}
 			if err != nil {
@@ -241,6 +228,29 @@ func (f *Fetcher) run(ctx context.Context, round int64, c *copyState) {
 			return
 		case <-c.wake:
 		}
+	}
+}
+
+// newerAsked waits up to subsumedWait (or ctx) for a request of a checkpoint newer than
+// want and reports whether one came.
+func (f *Fetcher) newerAsked(ctx context.Context, c *copyState, want int64) bool {
+	select {
+	case <-c.wake: // the signal of the request just served
+	default:
+	}
+	if newer, _ := f.next(c); newer > want {
+		return true
+	}
+	t := time.NewTimer(subsumedWait)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-c.wake:
+		newer, _ := f.next(c)
+		return newer > want
+	case <-t.C:
+		return false
 	}
 }
 
