@@ -107,12 +107,9 @@ func (w *writer[T]) newBase() (*kgo.Client, error) {
 // ExactlyOnce makes its next transaction's client, at the next checkpoint, with the new
 // linger.
 func (w *writer[T]) SetBufferTimeout(d time.Duration) error {
-	if lingerFor(d) == lingerFor(w.timeout) {
-		w.timeout = d
-		return nil
-	}
+	old := w.timeout
 	w.timeout = d
-	if w.cfg.Guarantee == ExactlyOnce || w.base == nil {
+	if lingerFor(d) == lingerFor(old) || w.cfg.Guarantee == ExactlyOnce || w.base == nil {
 		return nil
 	}
 	if err := w.flush(w.base); err != nil {
