@@ -352,6 +352,11 @@ func (p *PebbleBackend) ingestFrom(ctx context.Context, opts PebbleOptions, from
 		w = nil
 		return err
 	}
+	defer func() { // a table left open by an error
+		if w != nil {
+			_ = w.Close()
+		}
+	}()
 	for ok := it.First(); ok; ok = it.Next() {
 		if w != nil && w.Raw().EstimatedSize() >= ingestTableSize {
 			if err := finish(); err != nil {
@@ -372,18 +377,13 @@ func (p *PebbleBackend) ingestFrom(ctx context.Context, opts PebbleOptions, from
 		}
 		v, err := it.ValueAndErr()
 		if err != nil {
-			_ = w.Close()
 			return size, err
 		}
 		if err := w.Set(it.Key(), v); err != nil {
-			_ = w.Close()
 			return size, err
 		}
 	}
 	if err := it.Error(); err != nil {
-		if w != nil {
-			_ = w.Close()
-		}
 		return size, err
 	}
 	if err := finish(); err != nil {
