@@ -206,12 +206,7 @@ func (s *KeyedState[K, S]) Snapshot(rt Runtime, w StateWriter) error {
 		}
 		return nil
 	}
-	if aw, ok := asyncWriter(w); ok {
-		aw.Defer(write, snap.Release)
-		return s.err
-	}
-	defer snap.Release()
-	if err := write(w); err != nil {
+	if err := writeNowOrLater(w, write, snap.Release); err != nil {
 		return err
 	}
 	return s.err

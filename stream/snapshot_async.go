@@ -23,17 +23,27 @@ func asyncWriter(w StateWriter) (AsyncStateWriter, bool) {
 	return aw, ok && aw.Async()
 }
 
+// writeNowOrLater hands write and release to w's Defer when w takes deferred writes, else
+// runs write at once and then release.
+func writeNowOrLater(w StateWriter, write func(w StateWriter) error, release func()) error {
+	if aw, ok := asyncWriter(w); ok {
+		aw.Defer(write, release)
+		return nil
+	}
+	defer release()
+	return write(w)
+}
+
 // snapshotView writes a state view's entries with write: from a view of be taken now and
 // deferred to the upload when w is asynchronous and be is on the heap (whose views are
 // copy-on-write), else at once from be.
 func snapshotView(w StateWriter, be state.Backend, write func(r state.Reader, w StateWriter) error) error {
-	if aw, ok := asyncWriter(w); ok && be.Type() == state.Hashmap {
-		v, err := be.View()
-		if err != nil {
-			return err
-		}
-		aw.Defer(func(w StateWriter) error { return write(v, w) }, func() { _ = v.Close() })
-		return nil
+	if _, ok := asyncWriter(w); !ok || be.Type() != state.Hashmap {
+		return write(be, w)
 	}
-	return write(be, w)
+	v, err := be.View()
+	if err != nil {
+		return err
+	}
+	return writeNowOrLater(w, func(w StateWriter) error { return write(v, w) }, func() { _ = v.Close() })
 }
