@@ -39,14 +39,16 @@ func (r *standbyRound) report(ev WarmupReported) {
 	}
 }
 
-// holder returns a TaskManager still registered whose standby copy of r (of vertex v)
-// holds the newest completed checkpoint, or "".
+// standbyHolder returns a TaskManager still registered whose standby copy of r (of
+// vertex v) is current, or "". Current means within one checkpoint of the newest
+// completed one, as for a warm-up: a restore finds the older checkpoint's files
+// locally and downloads only what the newest added (the copy may be following it).
 func (s *Scheduler) standbyHolder(v VertexID, r keygroups.Range) string {
 	if s.standby == nil {
 		return ""
 	}
 	for _, c := range s.standby.copies {
-		if c.task.Vertex == v && c.task.KeyGroups == r && c.failed == "" && c.applied >= s.latestCheckpoint &&
+		if c.task.Vertex == v && c.task.KeyGroups == r && c.failed == "" && c.applied > 0 && c.applied+1 >= s.latestCheckpoint &&
 			s.pool.Has(string(c.task.TaskManager)) {
 			return string(c.task.TaskManager)
 		}
@@ -81,9 +83,9 @@ func (s *Scheduler) standbyPrevious(v VertexID, prev keygroups.Placed) keygroups
 
 // planStandbys places num.standby.replicas copies of every range of the deployed attempt
 // on other TaskManagers: never on the range's own TaskManager nor on a blocked node, other
-// nodes before the owner's node, then the TaskManager with the fewest copies so far, then
-// by id. A plan that differs from the current standby round replaces it (after a deploy,
-// or when TaskManagers came or went).
+// nodes before the owner's node, then the owners of the neighbouring ranges, then the
+// TaskManager with the fewest copies so far, then by id. A plan that differs from the
+// current standby round replaces it (after a deploy, or when TaskManagers came or went).
 func (s *Scheduler) planStandbys() {
 	n := s.opts.NumStandbyReplicas
 	var tasks []WarmupTask
@@ -124,9 +126,16 @@ func (s *Scheduler) standbyTasks(n int) []WarmupTask {
 		for i, rg := range placed.Ranges {
 			owner := placed.TaskManagers[i]
 			ownerNode, _ := s.pool.Node(owner)
+			// A neighbour (the owner of the range before or after this one) that takes the
+			// range over after a loss keeps one contiguous range: it restores both from local
+			// files, where any other holder gets a range the plan cannot give it whole.
+			neighbour := func(id string) bool {
+				return (i > 0 && placed.TaskManagers[i-1] == id) || (i+1 < len(placed.TaskManagers) && placed.TaskManagers[i+1] == id)
+			}
 			pick := slices.DeleteFunc(slices.Clone(cands), func(c cand) bool { return c.id == owner })
 			slices.SortStableFunc(pick, func(a, b cand) int {
 				return cmp.Or(cmp.Compare(b2i(a.node == ownerNode), b2i(b.node == ownerNode)),
+					cmp.Compare(b2i(!neighbour(a.id)), b2i(!neighbour(b.id))),
 					cmp.Compare(load[a.id], load[b.id]), cmp.Compare(a.id, b.id))
 			})
 			for _, c := range pick[:min(n, len(pick))] {

@@ -261,7 +261,9 @@ func (e *executing) onTaskFailed(now time.Time, cause string, unrecoverable bool
 		s.metrics.NumRestarts++
 		s.history.begin(now, trigger, cause, StateExecuting, s.dep.parallelism, s.order)
 		s.statusCause = cause
-		s.transitionTo(now, newRestarting(s, 0, false, nil))
+		r := newRestarting(s, 0, false, nil)
+		r.lost = true
+		s.transitionTo(now, r)
 		return
 	}
 	s.restart.NotifyFailure(now)

@@ -22,6 +22,9 @@ type restarting struct {
 	// afterFailure: a task or global failure caused the restart (not a lost TaskManager or
 	// a rescale): nothing suggests that resources are coming.
 	afterFailure bool
+	// lost: a lost TaskManager caused the restart in reactive mode; if standby copies
+	// cover its ranges, the job redeploys at once (standby_takeover.go).
+	lost bool
 }
 
 func newRestarting(s *Scheduler, backoff time.Duration, forced bool, target allocator.Parallelism) *restarting {
@@ -52,6 +55,9 @@ func (r *restarting) maybeProceed(now time.Time) {
 		return
 	}
 	s.releaseDeployment(now)
+	if r.lost && !r.afterFailure && s.standbyTakeover(now) {
+		return
+	}
 	if r.forced && r.target != nil && s.inFlight() == 0 {
 		if plan, ok := s.planDeployment(); ok && plan.Parallelism.Equal(r.target) {
 			if err := s.deploy(plan); err == nil {
