@@ -9,7 +9,9 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -303,6 +305,12 @@ const ingestTableSize = 64 << 20
 // source's own tables cannot be ingested as they are: their entries carry the sequence
 // numbers of another database. Key groups of different writers never overlap, so the new
 // tables go to the bottom level beside the base's.
+//
+// The range is cut into up to GOMAXPROCS parts of contiguous key groups, each read by an
+// iterator of its own and written into tables of its own, in parallel: the copy is CPU
+// work (reading, checksumming and writing blocks through the page cache), and the restore
+// it belongs to is the downtime of a switch. The parts' tables do not overlap, so they
+// are ingested together.
 func (p *PebbleBackend) ingestFrom(ctx context.Context, opts PebbleOptions, from, to int, src RestoreSource) (int64, error) {
 	tmp, err := os.MkdirTemp(opts.Dir, "tide-restore-")
 	if err != nil {
@@ -325,10 +333,63 @@ func (p *PebbleBackend) ingestFrom(ctx context.Context, opts PebbleOptions, from
 		return 0, err
 	}
 	defer sdb.db.Close()
+	parts := ingestParts(from, to, runtime.GOMAXPROCS(0))
+	type result struct {
+		paths []string
+		size  int64
+		err   error
+	}
+	results := make([]result, len(parts))
+	var wg sync.WaitGroup
+	for i, part := range parts {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r := &results[i]
+			r.paths, r.size, r.err = p.writeIngestTables(ctx, sdb.db, tmp, i, part[0], part[1])
+		}()
+	}
+	wg.Wait()
+	var paths []string
+	var size int64
+	for _, r := range results {
+		if r.err != nil {
+			return size, r.err
+		}
+		paths = append(paths, r.paths...)
+		size += r.size
+	}
+	if len(paths) == 0 {
+		return 0, nil
+	}
+	if err := p.db.Ingest(ctx, paths); err != nil {
+		return size, fmt.Errorf("ingesting %d tables: %w", len(paths), err)
+	}
+	return size, nil
+}
+
+// ingestParts cuts key groups from..to into at most n contiguous parts of nearly equal
+// size (none when the range is empty).
+func ingestParts(from, to, n int) [][2]int {
+	count := to - from + 1
+	n = max(1, min(n, count))
+	var out [][2]int
+	for i := range n {
+		lo, hi := from+i*count/n, from+(i+1)*count/n-1
+		if lo <= hi {
+			out = append(out, [2]int{lo, hi})
+		}
+	}
+	return out
+}
+
+// writeIngestTables writes the entries of key groups from..to of src into new sstables
+// in dir (named after part) for ingestion, and returns their paths and bytes.
+func (p *PebbleBackend) writeIngestTables(ctx context.Context, src *pebble.DB, dir string, part, from, to int) ([]string, int64, error) {
 	lo, hi := keyGroupBounds(from, to)
-	it, err := sdb.db.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})
+	it, err := src.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})
 	if err != nil {
-		return 0, err
+		return nil, 0, err
 	}
 	defer it.Close()
 	po := &pebble.Options{}
@@ -360,40 +421,34 @@ func (p *PebbleBackend) ingestFrom(ctx context.Context, opts PebbleOptions, from
 	for ok := it.First(); ok; ok = it.Next() {
 		if w != nil && w.Raw().EstimatedSize() >= ingestTableSize {
 			if err := finish(); err != nil {
-				return size, err
+				return paths, size, err
 			}
 			if ctx.Err() != nil {
-				return size, ctx.Err()
+				return paths, size, ctx.Err()
 			}
 		}
 		if w == nil {
-			name := filepath.Join(tmp, fmt.Sprintf("ingest-%06d.sst", len(paths)))
+			name := filepath.Join(dir, fmt.Sprintf("ingest-%03d-%06d.sst", part, len(paths)))
 			f, err := noSyncFS{vfs.Default}.Create(name, vfs.WriteCategoryUnspecified) // like every file of the instance: never fsynced
 			if err != nil {
-				return size, err
+				return paths, size, err
 			}
 			w = sstable.NewWriter(objstorageprovider.NewFileWritable(f), wo)
 			paths = append(paths, name)
 		}
 		v, err := it.ValueAndErr()
 		if err != nil {
-			return size, err
+			return paths, size, err
 		}
 		if err := w.Set(it.Key(), v); err != nil {
-			return size, err
+			return paths, size, err
 		}
 	}
 	if err := it.Error(); err != nil {
-		return size, err
+		return paths, size, err
 	}
 	if err := finish(); err != nil {
-		return size, err
+		return paths, size, err
 	}
-	if len(paths) == 0 {
-		return 0, nil
-	}
-	if err := p.db.Ingest(ctx, paths); err != nil {
-		return size, fmt.Errorf("ingesting %d tables: %w", len(paths), err)
-	}
-	return size, nil
+	return paths, size, nil
 }

@@ -210,3 +210,25 @@ func TestCheckpointBoundsSurviveCompaction(t *testing.T) {
 		t.Fatalf("reading the bounds left a LOCK file in the checkpoint: %v", err)
 	}
 }
+
+// TestIngestParts: the merge's parallel parts cover the range exactly once, in order,
+// contiguous and at most n of them, for ranges smaller and larger than n.
+func TestIngestParts(t *testing.T) {
+	for _, tc := range []struct {
+		from, to, n int
+		want        [][2]int
+	}{
+		{0, 127, 2, [][2]int{{0, 63}, {64, 127}}},
+		{64, 127, 3, [][2]int{{64, 84}, {85, 105}, {106, 127}}},
+		{5, 5, 4, [][2]int{{5, 5}}},
+		{3, 5, 8, [][2]int{{3, 3}, {4, 4}, {5, 5}}},
+		{0, 9, 1, [][2]int{{0, 9}}},
+		{0, 9, 0, [][2]int{{0, 9}}},
+		{4, 3, 2, nil}, // empty range
+	} {
+		got := ingestParts(tc.from, tc.to, tc.n)
+		if fmt.Sprint(got) != fmt.Sprint(tc.want) {
+			t.Errorf("ingestParts(%d, %d, %d) = %v, want %v", tc.from, tc.to, tc.n, got, tc.want)
+		}
+	}
+}
