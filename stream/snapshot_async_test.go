@@ -1,6 +1,7 @@
 package stream_test
 
 import (
+	"bytes"
 	"fmt"
 	"maps"
 	"testing"
@@ -27,13 +28,16 @@ func fileEntries(t *testing.T, rt stream.Runtime, file []byte, states ...string)
 	return got
 }
 
-func encodeWriter(w *snapshot.Writer, rt stream.Runtime) []byte {
-	return w.Encode(snapshot.Header{Vertex: rt.Vertex, Subtask: rt.Subtask, Parallelism: rt.Parallelism, MaxParallelism: rt.MaxParallelism,
-		KeyGroupStart: rt.KeyGroupStart, KeyGroupEnd: rt.KeyGroupEnd, Checkpoint: 1, Attempt: rt.Attempt})
+func encodeWriter(w *snapshot.Writer, rt stream.Runtime) []byte { return w.Encode(header(rt)) }
+
+func header(rt stream.Runtime) snapshot.Header {
+	return snapshot.Header{Vertex: rt.Vertex, Subtask: rt.Subtask, Parallelism: rt.Parallelism, MaxParallelism: rt.MaxParallelism,
+		KeyGroupStart: rt.KeyGroupStart, KeyGroupEnd: rt.KeyGroupEnd, Checkpoint: 1, Attempt: rt.Attempt}
 }
 
 // asyncSnapshot snapshots op into a writer that takes deferred writes, runs change (the
-// subtask going on) while another goroutine runs the deferred writes (the upload), and
+// subtask going on) while another goroutine streams the deferred writes into the file as
+// the upload does (EncodeTo: two passes over the views, change running during both), and
 // returns the file next to one written synchronously at the same barrier.
 func asyncSnapshot(t *testing.T, snap func(stream.StateWriter) error, rt stream.Runtime, change func()) (async, sync []byte) {
 	t.Helper()
@@ -49,14 +53,21 @@ func asyncSnapshot(t *testing.T, snap func(stream.StateWriter) error, rt stream.
 	if aw.Deferred() == 0 {
 		t.Fatal("the heap state wrote its entries at the barrier instead of deferring them")
 	}
+	var file bytes.Buffer
 	done := make(chan error)
-	go func() { done <- aw.RunDeferred() }()
+	go func() {
+		_, err := aw.EncodeTo(&file, header(rt), nil)
+		done <- err
+	}()
 	change()
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
+	if aw.Deferred() != 0 {
+		t.Fatalf("%d deferred writes left after EncodeTo", aw.Deferred())
+	}
 	aw.Release()
-	return encodeWriter(&aw, rt), encodeWriter(&sw, rt)
+	return file.Bytes(), encodeWriter(&sw, rt)
 }
 
 // TestAsyncHeapSnapshotsKeepTheBarrierState takes copy-on-write snapshots of heap keyed

@@ -148,16 +148,10 @@ func (t *task) runUpload(u *upload) {
 	if ctx.Err() != nil {
 		return
 	}
+	// The heap state's copy-on-write views are encoded here rather than at the barrier,
+	// streamed into the state file by EncodeTo (snapshot/deferred_stream.go).
 	var handles []StateHandle
-	// The heap state's copy-on-write views, encoded here rather than at the barrier.
-	err := u.w.RunDeferred()
-	if ctx.Err() != nil {
-		return
-	}
-	if err != nil {
-		_ = t.decline(u.id, fmt.Errorf("writing the keyed state: %w", err))
-		return
-	}
+	var err error
 	if u.incr != nil {
 		handles, err = t.uploadIncremental(ctx, u)
 	} else {

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
+	"slices"
 
 	"github.com/tidestream/tide/state"
 )
@@ -31,13 +32,27 @@ type srcGroup struct {
 }
 
 // EncodeTo writes the file of the writer's state plus src's entries to out, streaming
-// src's entries (two passes: sizes, then bytes) instead of holding them in memory. It
-// returns the number of bytes written.
+// src's entries and those of the deferred writes (two passes: sizes, then bytes; see
+// deferred_stream.go) instead of holding them in memory. It runs and releases the
+// deferred writes. It returns the number of bytes written.
 func (w *Writer) EncodeTo(out io.Writer, h Header, src KeyedSource) (int64, error) {
+	plans, ok, err := w.planDeferred()
+	if err != nil {
+		return 0, err
+	}
+	if !ok {
+		if err := w.RunDeferred(); err != nil {
+			return 0, err
+		}
+	}
+	var deferredRuns []srcGroup
+	for _, p := range plans {
+		deferredRuns = append(deferredRuns, p.runs...)
+	}
 	var groups []srcGroup
 	if src != nil {
 		err := src(func(op, st string, kg int, key, value []byte) error {
-			n := int64(uvarintLen(uint64(len(key))) + len(key) + uvarintLen(uint64(len(value))) + len(value))
+			n := entryLen(key, value)
 			if l := len(groups); l > 0 && groups[l-1].op == op && groups[l-1].state == st && groups[l-1].kg == kg {
 				groups[l-1].length += n
 				return nil
@@ -52,7 +67,7 @@ func (w *Writer) EncodeTo(out io.Writer, h Header, src KeyedSource) (int64, erro
 	// The writer's own blocks come first, laid out as Encode lays them.
 	data, index := w.layout()
 	offset := int64(len(data))
-	for _, g := range groups {
+	for _, g := range slices.Concat(deferredRuns, groups) {
 		oi := index.op(g.op)
 		ki := oi.keyed(g.state)
 		ki.Groups = append(ki.Groups, Block{KeyGroup: g.kg, Offset: offset, Length: g.length})
@@ -69,9 +84,13 @@ func (w *Writer) EncodeTo(out io.Writer, h Header, src KeyedSource) (int64, erro
 			return cw.n, err
 		}
 	}
+	data = nil
+	if err := w.streamDeferred(cw, plans); err != nil {
+		return cw.n, err
+	}
 	if src != nil {
 		gi, inGroup := 0, int64(0)
-		var buf []byte
+		var scratch [binary.MaxVarintLen64]byte
 		err := src(func(op, st string, kg int, key, value []byte) error {
 			for gi < len(groups) && inGroup == groups[gi].length {
 				gi, inGroup = gi+1, 0
@@ -79,20 +98,16 @@ func (w *Writer) EncodeTo(out io.Writer, h Header, src KeyedSource) (int64, erro
 			if gi >= len(groups) || groups[gi].op != op || groups[gi].state != st || groups[gi].kg != kg {
 				return fmt.Errorf("operator %q state %q key group %d: the keyed state changed between the two passes", op, st, kg)
 			}
-			buf = binary.AppendUvarint(buf[:0], uint64(len(key)))
-			buf = append(buf, key...)
-			buf = binary.AppendUvarint(buf, uint64(len(value)))
-			buf = append(buf, value...)
-			inGroup += int64(len(buf))
-			_, err := cw.Write(buf)
+			n, err := writeEntry(cw, scratch[:0], key, value)
+			inGroup += n
 			return err
 		})
 		if err != nil {
 			return cw.n, err
 		}
-		if want := int64(len(pre)+len(hb)) + offset; cw.n != want {
-			return cw.n, fmt.Errorf("the keyed state changed between the two passes: %d bytes written, %d sized", cw.n, want)
-		}
+	}
+	if want := int64(len(pre)+len(hb)) + offset; cw.n != want {
+		return cw.n, fmt.Errorf("the keyed state changed between the two passes: %d bytes written, %d sized", cw.n, want)
 	}
 	return cw.n, bw.Flush()
 }
