@@ -165,6 +165,9 @@ func TestValueErrors(t *testing.T) {
 		{"execution.buffer-timeout", "-1 s", `execution.buffer-timeout: "-1 s" is negative other than -1 (expected 0, -1 or a positive duration (such as 10 s, 500 ms, 5 min, 1 h or 2 d; a plain number is milliseconds))`},
 		{"execution.buffer-timeout", "soon", `execution.buffer-timeout: "soon" is not a duration (it must start with a whole number) (expected 0, -1 or a positive duration (such as 10 s, 500 ms, 5 min, 1 h or 2 d; a plain number is milliseconds))`},
 		{"jobmanager.rpc.address", " ", `jobmanager.rpc.address: " " is empty (expected a host name or address)`},
+		{"state.backend.upload.nice", "20", `state.backend.upload.nice: "20" is out of range (expected an integer between 0 and 19)`},
+		{"state.backend.upload.nice", "-1", `state.backend.upload.nice: "-1" is out of range (expected an integer between 0 and 19)`},
+		{"state.backend.upload.nice", "low", `state.backend.upload.nice: "low" is not an integer (expected an integer between 0 and 19)`},
 	}
 	for _, tt := range tests {
 		_, _, err := Build([]Entry{{Key: tt.key, Value: tt.value}})

@@ -378,6 +378,13 @@ var (
 		Key:         "taskmanager.state.local.root-dirs",
 		Description: "Directory under which each TaskManager process keeps its local recovery files, in a directory of its own (tide-localstate-<TaskManager id>-<pid>-<random>, removed when it stops; those of TaskManagers killed meanwhile go when the next one starts there). Unset: state.backend.pebble.localdir (or the system temp directory).",
 	}, stringType{})
+
+	// StateBackendUploadNice is tide's own: how much lower the checkpoint uploaders' CPU
+	// priority is than the TaskManager's (a nice increment; Linux only).
+	StateBackendUploadNice = declare[int](Spec{
+		Key: "state.backend.upload.nice", Default: "5", Unit: "nice steps",
+		Description: "How much lower than the TaskManager's the CPU priority of the threads that write and upload checkpoint state (one per subtask, both backends) is, as a nice increment: 0 keeps them at the TaskManager's priority, 19 is the lowest (the result is capped at nice 19). When the CPUs are busy the kernel gives record processing the CPU first and the uploads what is left (nice 5 gets about a third of a nice-0 thread's share under contention, a whole idle CPU otherwise); a higher value makes checkpoints take longer on a loaded machine. Read when a TaskManager deploys the job's tasks. Linux only; ignored elsewhere.",
+	}, intType{0, 19})
 )
 
 // ---- Blocklist (FLIP-224, tide's REST blocklist) -----------------------------------------------

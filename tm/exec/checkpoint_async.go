@@ -23,7 +23,8 @@ import (
 // on).
 //
 // Low priority: the uploader's OS thread runs at a higher nice value than the subtasks'
-// (lowerUploadPriority), so encoding and copying bytes yield the CPU to record processing.
+// (lowerUploadPriority, state.backend.upload.nice steps higher), so encoding and copying
+// bytes yield the CPU to record processing.
 //
 // Bounded: one upload runs per subtask and one more may wait. A barrier that finds both
 // taken (the AM gave up on a slow checkpoint and triggered the next one) blocks the
@@ -116,14 +117,11 @@ func (t *task) enqueueUpload(ctx context.Context, u *upload) error {
 	}
 }
 
-// uploadNice is the nice value of the uploaders' threads (lowerUploadPriority).
-const uploadNice = 5
-
 func (t *task) runUploads(q *uploads) {
 	defer close(q.done)
-	if !t.e.cfg.StateBackend.NormalPriorityUploads {
-		if err := lowerUploadPriority(); err != nil {
-			t.log.Warn("checkpoint uploads run at normal priority", "err", err)
+	if inc := t.e.cfg.StateBackend.UploadNice; inc > 0 {
+		if _, err := lowerUploadPriority(inc); err != nil {
+			t.log.Warn("checkpoint uploads run at normal priority", "state.backend.upload.nice", inc, "err", err)
 		}
 	}
 	for u := range q.queue {

@@ -3,4 +3,4 @@
 package exec
 
 // lowerUploadPriority is a no-op outside Linux (no per-thread nice value).
-func lowerUploadPriority() error { return nil }
+func lowerUploadPriority(int) (int, error) { return 0, nil }

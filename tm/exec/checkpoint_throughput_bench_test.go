@@ -142,7 +142,7 @@ func benchCheckpointThroughput(b *testing.B, size int64, m ckptMode) {
 	defer mem.Close()
 	am := newFakeAM(b, job, 1, func(c *exec.Config) {
 		c.StateBackend = exec.StateBackendConfig{Type: backend, Dir: dir, Incremental: incremental, Memory: mem, SynchronousHeapSnapshots: m.syncHeap,
-			NormalPriorityUploads: m.normalPriority}
+			UploadNice: map[bool]int{false: 5}[m.normalPriority]}
 	})
 	am.checkpointing = true
 	keyedVertex := ""

@@ -28,9 +28,10 @@ type StateBackendConfig struct {
 	// throughput benchmark's baseline); by default an asynchronous checkpoint takes a
 	// copy-on-write view at the barrier and encodes it during the upload.
 	SynchronousHeapSnapshots bool
-	// NormalPriorityUploads keeps the uploaders' threads at the TaskManager's priority (the
-	// throughput benchmark's baseline); by default they run at a lower one (uploadNice).
-	NormalPriorityUploads bool
+	// UploadNice (state.backend.upload.nice, 0..19; the TaskManager sets 5 by default)
+	// lowers the uploaders' threads' priority by that many nice steps below the
+	// TaskManager's (lowerUploadPriority); 0 keeps them at its priority.
+	UploadNice int
 	// Memory is the TaskManager's managed memory, shared by its pebble instances (nil:
 	// Pebble's own defaults per instance).
 	Memory *state.Memory

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	tconf "github.com/tidestream/tide/conf"
 	"github.com/tidestream/tide/state"
 	"github.com/tidestream/tide/tm/exec"
 	"github.com/tidestream/tide/tm/localstate"
@@ -49,7 +50,24 @@ func stateBackendConfig(conf map[string]string, log *slog.Logger) (exec.StateBac
 		}
 		*dst = v
 	}
+	if cfg.UploadNice, err = uploadNice(conf); err != nil {
+		return exec.StateBackendConfig{}, err
+	}
 	return cfg, nil
+}
+
+// uploadNice is the job's state.backend.upload.nice (its default when unset), checked as
+// the AM checks it: a value outside 0..19 is an error naming the key and the range.
+func uploadNice(amConf map[string]string) (int, error) {
+	key := tconf.StateBackendUploadNice.Key()
+	c := tconf.Defaults()
+	if raw, ok := amConf[key]; ok {
+		var err error
+		if c, err = c.With(key, raw); err != nil {
+			return 0, fmt.Errorf("the AM's configuration: %w", err)
+		}
+	}
+	return tconf.StateBackendUploadNice.Get(c), nil
 }
 
 // localStateStore returns the TaskManager's local state store when the job asks for local
