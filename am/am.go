@@ -219,6 +219,7 @@ func (a *AM) Run(ctx context.Context) (Result, error) {
 	res := a.loop(ctx)
 	stopStateWriter()
 	a.shutdown(res)
+	a.lingerREST(ctx, res)
 	return res, nil
 }
 

@@ -72,6 +72,10 @@ type Config struct {
 	// required when RESTListener is not on a loopback address.
 	RESTAuthToken     string
 	RESTAuthTokenFile string
+	// RESTShutdownGrace (rest.shutdown.grace-period) bounds how long the REST API stays up,
+	// read-only, after the job ended, for clients to read the results they wait for (a
+	// stop-with-savepoint's); 0: it closes with the job (see rest_linger.go).
+	RESTShutdownGrace time.Duration
 	// InternalSecret (security.internal.secret-file, security.internal.secret, or the YARN
 	// container's credentials) authenticates TaskManagers: required when RPCListener is not
 	// on a loopback address, used whenever set (see internal/clusterauth).

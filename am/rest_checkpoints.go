@@ -124,7 +124,7 @@ func highestCheckpoint(s checkpoint.Stats) int64 {
 // CheckpointOperation polls a triggered checkpoint (GET /jobs/:jobid/checkpoints/:triggerid).
 func (a *AM) CheckpointOperation(triggerID string) (api.AsyncOperation, error) {
 	a.resolveOperations()
-	op, ok := a.api.triggers.get(triggerID, opCheckpoint)
+	op, ok := a.api.triggers.poll(triggerID, opCheckpoint)
 	if !ok {
 		return api.AsyncOperation{}, statusErrorf(http.StatusNotFound, "Checkpoint trigger %s not found for job %s: expected the request-id of POST /jobs/%s/checkpoints", triggerID, a.cfg.JobID, a.cfg.JobID)
 	}

@@ -59,7 +59,7 @@ func (a *AM) startSavepoint(ctx context.Context, kind operationKind, target, for
 // where Flink polls both).
 func (a *AM) SavepointOperation(triggerID string) (api.AsyncOperation, error) {
 	a.resolveOperations()
-	op, ok := a.api.triggers.get(triggerID, opSavepoint, opStop)
+	op, ok := a.api.triggers.poll(triggerID, opSavepoint, opStop)
 	if !ok {
 		return api.AsyncOperation{}, statusErrorf(http.StatusNotFound, "Savepoint trigger %s not found for job %s: expected the request-id of POST /jobs/%s/savepoints or /stop", triggerID, a.cfg.JobID, a.cfg.JobID)
 	}

@@ -47,6 +47,11 @@ type operation struct {
 	direct   bool
 	Location string
 	Failure  string
+	// awaited: a client waits for the result, so the AM keeps REST up after the job ended
+	// until it is read (see restLinger): a stop-with-savepoint, or any operation still in
+	// progress when the job ended. read: its finished result was answered to a poll.
+	awaited bool
+	read    bool
 }
 
 // triggers remembers operations by trigger id; any goroutine may use it.
@@ -71,6 +76,7 @@ func (t *triggers) add(op operation) string {
 		op.ID = newTriggerID()
 	}
 	op.Status = opInProgress
+	op.awaited = op.Kind == opStop
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.ops[op.ID] = &op
@@ -102,15 +108,44 @@ func (t *triggers) free(id string) error {
 	return nil
 }
 
-// get returns a copy of the operation id of the given kind.
-func (t *triggers) get(id string, kinds ...operationKind) (operation, bool) {
+// poll returns a copy of the operation id of the given kind, as get, for a client polling
+// it: a finished result returned here counts as read.
+func (t *triggers) poll(id string, kinds ...operationKind) (operation, bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	op, ok := t.ops[id]
 	if !ok || !slices.Contains(kinds, op.Kind) {
 		return operation{}, false
 	}
+	if op.Status != opInProgress {
+		op.read = true
+	}
 	return *op, true
+}
+
+// jobEnded marks every operation still in progress as awaited: its client is polling
+// and should get the outcome the job's end gives it.
+func (t *triggers) jobEnded() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for _, op := range t.ops {
+		if op.Status == opInProgress {
+			op.awaited = true
+		}
+	}
+}
+
+// unread counts the awaited operations whose result no poll has returned yet.
+func (t *triggers) unread() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	n := 0
+	for _, op := range t.ops {
+		if op.awaited && (op.Status == opInProgress || !op.read) {
+			n++
+		}
+	}
+	return n
 }
 
 // remove forgets operation id (its trigger was refused).

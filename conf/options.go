@@ -479,6 +479,12 @@ var (
 		Description: "Port of the REST API; 0 picks a free port.",
 	}, intType{0, anyPort})
 
+	// RestShutdownGracePeriod bounds how long the AM serves REST after the job ended.
+	RestShutdownGracePeriod = declare[time.Duration](Spec{
+		Key: "rest.shutdown.grace-period", Default: "30 s",
+		Description: "After the job ends (FINISHED, CANCELED, FAILED) the AM keeps its REST API up, read-only (job status, checkpoints, the results of triggered operations), until clients have read the results they wait for (a stop-with-savepoint's savepoint path, or an operation the job's end failed), at most this long; then it exits. With nothing awaited it exits at once. 0: REST closes with the job. Flink's application mode shuts down when the job ends (execution.shutdown-on-application-finish: true) or never (false).",
+	}, durationType{})
+
 	// RestAuthToken is the bearer token REST clients must send.
 	RestAuthToken = declare[string](Spec{
 		Key:         "rest.auth.token",

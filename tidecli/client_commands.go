@@ -6,7 +6,7 @@ import "github.com/urfave/cli/v2"
 func clientCommands() []*cli.Command {
 	cmds := []*cli.Command{
 		listCommand(), statusCommand(), cancelCommand(), rescaleCommand(), checkpointCommand(),
-		savepointCommand(), rescalesCommand(), taskManagersCommand(), blocklistCommand(),
+		savepointCommand(), stopCommand(), rescalesCommand(), taskManagersCommand(), blocklistCommand(),
 	}
 	for _, c := range cmds {
 		c.Category = clientCategory

@@ -130,6 +130,7 @@ func runJobManager(c *cli.Context) error {
 		RESTListener:          restLn,
 		RESTAuthToken:         conf.RestAuthToken.Get(cfg),
 		RESTAuthTokenFile:     conf.RestAuthTokenFile.Get(cfg),
+		RESTShutdownGrace:     conf.RestShutdownGracePeriod.Get(cfg),
 		InternalSecret:        secret,
 		Watch:                 am.ConfigWatch{Dir: conf.ResolveDir(c.String("configDir")), Dynamic: dynamicArgs(c), Initial: cfg},
 	})

@@ -19,11 +19,12 @@ import (
 // conf/flink-conf.yaml while the job runs, the test makes that edit and waits for the AM
 // to log it applied, then runs the rest. Every command must succeed; the test checks what
 // they printed: the job listed, its vertices, both TaskManagers, the rescale to 2..4, a
-// checkpoint and a savepoint under the given directory, the blocked node, the cancel.
+// checkpoint and a savepoint under the given directory, the blocked node, the stop with its
+// savepoint (whose result the AM keeps readable after the job ended).
 func TestOperatingReadmeCommands(t *testing.T) {
 	yaml, script := readmeConfAndScript(t, "## Operating a job",
 		"bin/standalone-job.sh start", "bin/tide rescale", "bin/tide checkpoint", "bin/tide savepoint",
-		"bin/tide blocklist add", "bin/tide cancel", "bin/taskmanager.sh stop-all")
+		"bin/tide blocklist add", "bin/tide stop", "bin/taskmanager.sh stop-all")
 	const editMark = "# Reconfigure live:"
 	before, after, ok := strings.Cut(script, editMark)
 	if !ok {
@@ -84,12 +85,19 @@ func TestOperatingReadmeCommands(t *testing.T) {
 
 	out = runScript(t, root, s.env(), local(after), 3*time.Minute)
 	t.Logf("README operating commands, after the live edit:\n%s", out)
-	for _, want := range []string{"node-3", "bad disk", "CANCELED"} {
+	for _, want := range []string{"node-3", "bad disk", "is CANCELED."} {
 		if !strings.Contains(out, want) {
 			t.Errorf("the README's operating commands printed no %q", want)
 		}
 	}
 	if _, err := os.Stat(filepath.Join(base, "backups", "sp")); err != nil {
 		t.Errorf("no savepoint directory: %v", err)
+	}
+	stopped := regexp.MustCompile(`Savepoint completed\. Path: file://(` + regexp.QuoteMeta(base) + `/backups/stop/savepoint-\S+)`).FindStringSubmatch(out)
+	if stopped == nil {
+		t.Fatalf("tide stop printed no savepoint path under %s/backups/stop", base)
+	}
+	if _, err := os.Stat(filepath.Join(stopped[1], "_metadata")); err != nil {
+		t.Errorf("the savepoint tide stop printed has no _metadata: %v", err)
 	}
 }
