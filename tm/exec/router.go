@@ -91,6 +91,20 @@ func (r *router) Route(ts int64, payload []byte, hashes []uint64) error {
 	return nil
 }
 
+// sendOthers sends the partly filled buffer of every output but o that has a credit for
+// it: o is about to block for credit, and the consumers of the others should not wait for
+// the buffer timeout meanwhile (with one source feeding two keyed consumers, the one whose
+// consumer is faster would otherwise sit idle for up to 100 ms each time the other stalls).
+func (r *router) sendOthers(o *netplane.Output) {
+	for _, e := range r.edges {
+		for _, other := range e.outs {
+			if other != o {
+				other.SendIfCredit()
+			}
+		}
+	}
+}
+
 // broadcast writes one control message to every consumer and flushes.
 func (r *router) broadcast(msg []byte) error {
 	for _, e := range r.edges {

@@ -232,6 +232,9 @@ func (t *task) openOutputs(ctx context.Context) error {
 				return fmt.Errorf("opening output %s to %s: %w", id, addr, err)
 			}
 			o.SetBufferTimeout(t.bufferTimeout)
+			if out.Kind != jobgraph.Forward || len(t.vertex.Outputs) > 1 {
+				o.SetBeforeWait(func() { t.router.sendOthers(o) })
+			}
 			e.outs = append(e.outs, o)
 			all = append(all, o)
 		}

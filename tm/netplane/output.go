@@ -31,6 +31,9 @@ type Output struct {
 	timer        *time.Timer   // flushes a partly filled buffer flushAfter after its first record
 	timerArmed   bool
 	err          error
+	// beforeWait runs (without mu) once per Write that is about to block for credit
+	// (SetBeforeWait).
+	beforeWait func()
 }
 
 func newOutput(p *Plane, id ChannelID) *Output {
@@ -50,6 +53,7 @@ func (o *Output) Write(ctx context.Context, record []byte) error {
 	need := recordLen(len(record))
 	o.mu.Lock()
 	defer o.mu.Unlock()
+	warned := false
 	for {
 		if err := o.usableLocked(); err != nil {
 			return err
@@ -60,6 +64,15 @@ func (o *Output) Write(ctx context.Context, record []byte) error {
 		if o.credits > 0 {
 			o.sendLocked()
 			break
+		}
+		if fn := o.beforeWait; fn != nil && !warned {
+			// The writer is about to stop: let it hand on what its other channels hold
+			// first (their consumers may have nothing else to do), then look again.
+			warned = true
+			o.mu.Unlock()
+			fn()
+			o.mu.Lock()
+			continue
 		}
 		if err := o.waitLocked(ctx, "write"); err != nil {
 			return err
@@ -132,6 +145,29 @@ func (o *Output) SetBufferTimeout(d time.Duration) {
 	default:
 		o.armTimerLocked()
 	}
+}
+
+// SetBeforeWait installs fn, which a Write about to block for the consumer's credit calls
+// first, once, without holding the output: a producer writing several channels flushes the
+// others' partly filled buffers there (SendIfCredit), so their consumers are not left idle
+// until the buffer timeout while this one waits. fn runs on the writer's goroutine and
+// must not write to this output.
+func (o *Output) SetBeforeWait(fn func()) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.beforeWait = fn
+}
+
+// SendIfCredit sends the current partly filled buffer if the consumer has a credit for it,
+// and never waits: with no credit the consumer still holds buffers of this channel to read.
+// With a negative buffer timeout (only full buffers leave) it does nothing.
+func (o *Output) SendIfCredit() {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.closed || o.err != nil || len(o.buf) == 0 || o.credits == 0 || o.flushAfter < 0 {
+		return
+	}
+	o.sendLocked()
 }
 
 // BufferTimeout returns the output's buffer timeout (see SetBufferTimeout).
