@@ -107,7 +107,7 @@ func (c *inputChan) read(ctx context.Context, events chan<- *batch) {
 		}
 	}()
 	for {
-		raw, err := c.in.Next(ctx)
+		raw, more, err := c.in.NextMore(ctx)
 		if errors.Is(err, io.EOF) {
 			send(event{kind: evEnd, input: c.idx})
 			return
@@ -142,7 +142,7 @@ func (c *inputChan) read(ctx context.Context, events chan<- *batch) {
 			ev.kind = evEndOfData
 		}
 		b.events = append(b.events, ev)
-		if (ev.kind != evRecord || len(b.events) == maxBatch || !c.in.Ready()) && !sendBatch() {
+		if (ev.kind != evRecord || len(b.events) == maxBatch || !more) && !sendBatch() {
 			return
 		}
 		if ev.kind == evBarrier {

@@ -40,23 +40,32 @@ func (i *Input) ID() ChannelID { return i.id }
 // channel fails, or ctx is done. The returned slice is valid until the next
 // call.
 func (i *Input) Next(ctx context.Context) ([]byte, error) {
+	rec, _, err := i.NextMore(ctx)
+	return rec, err
+}
+
+// NextMore is Next that also reports whether the call after it would return at once (as
+// Ready would, without taking the lock again): a consumer batching what it hands on asks
+// once per record.
+func (i *Input) NextMore(ctx context.Context) (rec []byte, more bool, err error) {
 	credits := 0
 	i.mu.Lock()
 	for {
 		if i.err != nil {
 			err := i.err
 			i.mu.Unlock()
-			return nil, err
+			return nil, false, err
 		}
 		if i.cur != nil {
 			if i.pos < len(i.cur) {
-				rec, next, err := nextRecord(i.cur, i.pos)
+				r, next, err := nextRecord(i.cur, i.pos)
 				if err != nil {
 					err = fmt.Errorf("channel %s: %w", i.id, err)
 					i.mu.Unlock()
 					i.fail(err, true)
-					return nil, err
+					return nil, false, err
 				}
+				rec = r
 				i.pos = next
 				if next == len(i.cur) {
 					// Last record of the buffer: free the buffer and its credit
@@ -74,12 +83,13 @@ func (i *Input) Next(ctx context.Context) ([]byte, error) {
 						i.outstanding++
 					}
 				}
+				more = (i.cur != nil && i.pos < len(i.cur)) || len(i.queue) > 0 || i.ended
 				link := i.producer
 				i.mu.Unlock()
 				if credits > 0 {
 					link.grantCredit(credits)
 				}
-				return rec, nil
+				return rec, more, nil
 			}
 			i.recycleCurLocked()
 			if !i.ended {
@@ -96,7 +106,7 @@ func (i *Input) Next(ctx context.Context) ([]byte, error) {
 		}
 		if i.ended {
 			i.mu.Unlock()
-			return nil, io.EOF
+			return nil, true, io.EOF
 		}
 		ch, link := i.changed, i.producer
 		i.mu.Unlock()
@@ -107,7 +117,7 @@ func (i *Input) Next(ctx context.Context) ([]byte, error) {
 		select {
 		case <-ch:
 		case <-ctx.Done():
-			return nil, fmt.Errorf("netplane: reading channel %s: %w", i.id, ctx.Err())
+			return nil, false, fmt.Errorf("netplane: reading channel %s: %w", i.id, ctx.Err())
 		}
 		i.mu.Lock()
 	}
