@@ -50,6 +50,13 @@ func (s *gatedScheduler) openGate() {
 	s.wake()
 }
 
+// closeGate stops granting compactions (PebbleBackend.Retire); running ones finish.
+func (s *gatedScheduler) closeGate() {
+	s.mu.Lock()
+	s.open = false
+	s.mu.Unlock()
+}
+
 // Unregister is called by Close; no grant happens after it returns (grants are made
 // only on the granter goroutine, which has ended).
 func (s *gatedScheduler) Unregister() {

@@ -74,3 +74,39 @@ func TestPebbleCompactsAfterOpen(t *testing.T) {
 		t.Fatalf("restored instance: key-000001 = %v, %v, %v; want the last round's value", v, ok, err)
 	}
 }
+
+// TestPebbleRetireStopsCompactions: a retired instance (its subtask cancelled, its state
+// thrown away) starts no compaction though L0 holds more tables than the compaction
+// threshold (4), still reads and closes. (Nothing writes to a retired instance in tide:
+// its operators are closed first; here the writes stay below the L0 stop-writes limit.)
+func TestPebbleRetireStopsCompactions(t *testing.T) {
+	be, err := OpenPebble(PebbleOptions{Dir: t.TempDir(), Name: "retire", MemTableSize: 256 << 10, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	be.Retire()
+	val := make([]byte, 1000)
+	const rounds = 8
+	for round := range rounds {
+		for i := range 100 { // 100 KB: one table per flush
+			val[0] = byte(round)
+			if err := be.Put(i%16, "op/s", fmt.Appendf(nil, "key-%06d", i), val); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := be.db.Flush(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	time.Sleep(300 * time.Millisecond) // a granted compaction would have started by now
+	m := be.db.Metrics()
+	if m.Compact.Count != 0 || m.Levels[0].TablesCount != rounds {
+		t.Fatalf("retired instance: %d compactions ran, L0 has %d tables; want none and %d", m.Compact.Count, m.Levels[0].TablesCount, rounds)
+	}
+	if v, ok, err := be.Get(1, "op/s", []byte("key-000001")); err != nil || !ok || v[0] != rounds-1 {
+		t.Fatalf("retired instance: key-000001 = %v, %v, %v; want the last round's value", v, ok, err)
+	}
+	if err := be.Close(); err != nil {
+		t.Fatal(err)
+	}
+}

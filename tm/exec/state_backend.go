@@ -75,6 +75,17 @@ func (t *task) keyedInput() bool {
 	return false
 }
 
+// retireBackend tells a cancelled subtask's Pebble instances that their state will be
+// thrown away (state.PebbleBackend.Retire: no new compactions) before their close, which
+// runs in the background while the next attempt restores.
+func (t *task) retireBackend() {
+	for _, b := range []state.Backend{t.restoredDB, t.backend} {
+		if pb, ok := b.(*state.PebbleBackend); ok && pb != nil {
+			pb.Retire()
+		}
+	}
+}
+
 func (t *task) closeBackend() {
 	if t.restoredDB != nil { // restored, then the operators failed to open
 		_ = t.restoredDB.Close()

@@ -337,6 +337,7 @@ func (t *task) closeOperators() {
 		// and the database's compactions before reporting CANCELED took 0.3-0.7 s of the
 		// switch at 1 GiB; the executor waits for these closes when it closes.
 		t.closeOperatorsOnly()
+		t.retireBackend()
 		t.e.retiring.Add(1)
 		go func() {
 			defer t.e.retiring.Done()
