@@ -33,6 +33,9 @@ type amState struct {
 	// Deployment is the deployment running when the state was written (nil: none), for
 	// the next AM attempt to adopt after a failover.
 	Deployment *persistedDeployment `json:"deployment,omitempty"`
+	// Savepoints are the canonical savepoint directories that may hold a partial
+	// savepoint (checkpoint_savepoint_lost.go).
+	Savepoints []persistedSavepoint `json:"savepoints,omitempty"`
 }
 
 // ErrAMState is wrapped by every refusal of a persisted AM state.

@@ -44,6 +44,7 @@ func (a *AM) restoreState(ctx context.Context) error {
 		a.log.Info("persisted blocked node not restored (expired or invalid)", "node", n.ID, "end", n.End, "cause", n.Cause)
 	}
 	a.ckpt.co.RestoreStats(now, s.Checkpoints, "the AM failed over while the checkpoint was in progress")
+	a.ckpt.recoverSavepoints(ctx, s.Savepoints, s.Deployment != nil)
 	a.view.restore(s.StartTime, a.sched.RescaleHistory())
 	a.view.setCheckpoints(a.ckpt.co.Stats())
 	blocked := a.sched.Blocklist()
@@ -76,7 +77,7 @@ func (a *AM) persistState() uint64 {
 		a.persisted.version = a.amState.save(amState{
 			JobID: a.cfg.JobID, StartTime: a.view.startTime(), Blocklist: a.sched.Blocklist(),
 			Rescales: a.sched.RescaleHistory(), Exceptions: a.sched.Exceptions(), Checkpoints: a.ckpt.co.Stats(),
-			Deployment: a.deployRecord,
+			Deployment: a.deployRecord, Savepoints: a.ckpt.persistedSavepoints(),
 		})
 	}
 	return a.persisted.version

@@ -60,6 +60,11 @@ type checkpointCoordinator struct {
 	// first; spRuns those triggered, by checkpoint id (checkpoint_savepoint_trigger.go).
 	spQueue []*savepointRun
 	spRuns  map[int64]*savepointRun
+	// spDirs are the canonical savepoint directories that may hold a partial savepoint,
+	// persisted in the AM state; lostSavepoints those a previous AM left partial, waiting
+	// for a second delete (checkpoint_savepoint_lost.go).
+	spDirs         map[string]*savepointRun
+	lostSavepoints []*lostSavepoint
 	// stopCtx ends the writes still running when the AM stops.
 	stopCtx  context.Context
 	stopWork context.CancelFunc
@@ -250,6 +255,7 @@ func (c *checkpointCoordinator) abandonInFlight(attempt core.AttemptID, placemen
 		return
 	}
 	c.log.Info("aborting the checkpoint the lost AM left in flight", "checkpoint", id, "latestComplete", latest, "path", c.chkPath(id))
+	c.attachLostSavepoints(id)
 	c.expectWriters(id, attempt, placement)
 	c.aborted(id)
 }
@@ -404,6 +410,10 @@ func (c *checkpointCoordinator) ack(attempt core.AttemptID, id core.CheckpointID
 	if err != nil {
 		c.log.Debug("acknowledgement ignored", "checkpoint", id, "subtask", sub, "err", err)
 		return
+	}
+	if run := c.spRuns[int64(id)]; run != nil {
+		run.acks++
+		c.crashIfSavepointAcked(int64(id), run.acks)
 	}
 	if done != nil {
 		c.finish(*done)
@@ -585,6 +595,7 @@ var discardRetry = struct{ first, max time.Duration }{time.Second, 30 * time.Sec
 // discard deletes checkpoint id's directory in the background and retries until it is
 // gone (a failed delete, or a directory that is still there afterwards) or the AM stops.
 func (c *checkpointCoordinator) discard(id int64) {
+	c.settleLostSavepoints(id)
 	if c.store == nil || c.discardSavepoint(id) {
 		return
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"path"
 	"strings"
 	"time"
@@ -47,6 +48,7 @@ type savepointRun struct {
 	dir       string // the savepoint's directory, relative to targetURI
 	id        int64  // its checkpoint id once triggered
 	failed    bool   // failed: its directory is deleted once no subtask writes into it
+	acks      int    // acknowledgements received (for the crash point)
 }
 
 func (r *savepointRun) target() *rpc.SavepointTarget {
@@ -71,12 +73,29 @@ func (a *AM) startCanonicalSavepoint(ctx context.Context, kind operationKind, ta
 		targetURI: targetURI, dir: savepointDirName(a.cfg.JobID)}
 	// The operation exists before the savepoint is queued: it may complete at once.
 	run.opID = a.api.triggers.add(operation{ID: triggerID, Kind: kind, TargetDir: targetURI, direct: true})
+	// The directory is in the AM state before any subtask may write into it, so that the
+	// next AM deletes a partial savepoint this one leaves (checkpoint_savepoint_lost.go).
 	var terr error
-	err := a.mutate(ctx, func() { terr = a.ckpt.requestSavepoint(run) })
+	var version uint64
+	err := a.mutate(ctx, func() {
+		if terr = a.ckpt.refusal(); terr == nil {
+			version = a.ckpt.recordSavepointDir(run)
+		}
+	})
+	if err == nil && terr == nil {
+		if werr := a.waitStateDurable(ctx, version); werr != nil {
+			terr = statusErrorf(http.StatusServiceUnavailable, "savepoint not taken: its directory %s/%s could not be recorded in the AM state first: %v",
+				targetURI, run.dir, werr)
+		}
+	}
+	if err == nil && terr == nil {
+		err = a.mutate(ctx, func() { terr = a.ckpt.requestSavepoint(run) })
+	}
 	if err == nil {
 		err = terr
 	}
 	if err != nil {
+		a.post(func() { a.ckpt.forgetSavepointDir(run) })
 		a.api.triggers.remove(run.opID)
 		return "", a.triggerRefusal(kind, err)
 	}
@@ -116,6 +135,7 @@ func (c *checkpointCoordinator) failQueuedSavepoints(reason string) {
 	for _, run := range c.spQueue {
 		c.log.Warn("savepoint not taken", "trigger", run.opID, "reason", reason)
 		c.am.api.triggers.finish(run.opID, "", "savepoint not taken: "+reason)
+		c.forgetSavepointDir(run) // never triggered: nothing was written
 	}
 	c.spQueue = nil
 }
@@ -129,6 +149,7 @@ func (c *checkpointCoordinator) triggeredSavepoint(id int64) *savepointRun {
 		c.spRuns = map[int64]*savepointRun{}
 	}
 	c.spRuns[id] = run
+	c.am.stateDirty = true // its record now names the id
 	c.am.api.triggers.setCheckpoint(run.opID, id)
 	return run
 }
@@ -184,6 +205,7 @@ func (c *checkpointCoordinator) savepointFinalized(done checkpoint.Completed, no
 		c.log.Error("savepoint bookkeeping: completed savepoint without a target", "checkpoint", done.ID)
 		return
 	}
+	c.forgetSavepointDir(run) // complete: the user's now
 	c.am.view.setCheckpoints(c.co.Stats())
 	c.am.stateDirty = true
 	location := strings.TrimSuffix(run.targetURI, "/") + "/" + run.dir
@@ -235,7 +257,9 @@ func (c *checkpointCoordinator) discardSavepoint(id int64) bool {
 		}
 		if err != nil && !errors.Is(err, storage.ErrNotFound) {
 			c.log.Warn("could not delete the directory of a failed savepoint", "checkpoint", id, "path", run.targetURI+"/"+run.dir, "err", err)
+			return // the record stays: the next AM deletes it
 		}
+		c.am.post(func() { c.forgetSavepointDir(run) })
 	}()
 	return true
 }

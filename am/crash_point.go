@@ -14,6 +14,8 @@ import (
 //	checkpoint-completed:N   once the _metadata of a checkpoint with id >= N is written,
 //	                         before any TaskManager is told it completed (two-phase sinks
 //	                         hold its transactions pre-committed, not yet committed)
+//	savepoint-acknowledged:N once a canonical savepoint has N acknowledgements: N subtasks
+//	                         wrote their state into its directory, which has no _metadata
 //
 // Unset: never. The process dies as it would on a SIGKILL from outside: no deregistration,
 // no flushing; the next AM attempt finds what a real crash leaves.
@@ -22,6 +24,7 @@ const CrashPointEnv = "TIDE_AM_CRASH_AT"
 // crashPoint is a parsed CrashPointEnv; the zero value never fires.
 type crashPoint struct {
 	afterCompleted int64 // checkpoint-completed:N (0: off)
+	savepointAcks  int64 // savepoint-acknowledged:N (0: off)
 }
 
 // parseCrashPoint parses the value of CrashPointEnv ("" is off).
@@ -31,10 +34,15 @@ func parseCrashPoint(v string) (crashPoint, error) {
 	}
 	name, arg, ok := strings.Cut(v, ":")
 	n, err := strconv.ParseInt(arg, 10, 64)
-	if !ok || name != "checkpoint-completed" || err != nil || n < 1 {
-		return crashPoint{}, fmt.Errorf("%s=%q: want checkpoint-completed:N with N >= 1", CrashPointEnv, v)
+	if ok && err == nil && n >= 1 {
+		switch name {
+		case "checkpoint-completed":
+			return crashPoint{afterCompleted: n}, nil
+		case "savepoint-acknowledged":
+			return crashPoint{savepointAcks: n}, nil
+		}
 	}
-	return crashPoint{afterCompleted: n}, nil
+	return crashPoint{}, fmt.Errorf("%s=%q: want checkpoint-completed:N or savepoint-acknowledged:N with N >= 1", CrashPointEnv, v)
 }
 
 // crashIfCompleted kills the process if the point is checkpoint-completed at or below id.
@@ -43,6 +51,20 @@ func (c *checkpointCoordinator) crashIfCompleted(id int64) {
 		return
 	}
 	c.log.Error("crash point reached: the AM SIGKILLs itself", "env", CrashPointEnv, "checkpoint", id)
+	crash()
+}
+
+// crashIfSavepointAcked kills the process if the point is savepoint-acknowledged:N and
+// savepoint id now has acks >= N acknowledgements.
+func (c *checkpointCoordinator) crashIfSavepointAcked(id int64, acks int) {
+	if n := c.crash.savepointAcks; n == 0 || int64(acks) < n {
+		return
+	}
+	c.log.Error("crash point reached: the AM SIGKILLs itself", "env", CrashPointEnv, "savepoint", id, "acknowledgements", acks)
+	crash()
+}
+
+func crash() {
 	_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
 	select {} // the signal is on its way
 }

@@ -19,6 +19,8 @@ func TestParseCrashPoint(t *testing.T) {
 		{"checkpoint-completed", 0, true},
 		{"checkpoint-completed:x", 0, true},
 		{"checkpoint-triggered:3", 0, true},
+		{"savepoint-acknowledged:0", 0, true},
+		{"savepoint-acknowledged:", 0, true},
 	} {
 		got, err := parseCrashPoint(tc.in)
 		if (err != nil) != tc.err || got.afterCompleted != tc.want {
@@ -30,13 +32,21 @@ func TestParseCrashPoint(t *testing.T) {
 	}
 }
 
+func TestParseCrashPointSavepoint(t *testing.T) {
+	got, err := parseCrashPoint("savepoint-acknowledged:2")
+	if err != nil || got != (crashPoint{savepointAcks: 2}) {
+		t.Fatalf("parseCrashPoint(savepoint-acknowledged:2) = %+v, %v", got, err)
+	}
+}
+
 func FuzzParseCrashPoint(f *testing.F) {
 	f.Add("checkpoint-completed:7")
 	f.Add("checkpoint-completed:")
 	f.Add(":")
+	f.Add("savepoint-acknowledged:3")
 	f.Fuzz(func(t *testing.T, v string) {
 		cp, err := parseCrashPoint(v)
-		if err == nil && v != "" && cp.afterCompleted < 1 {
+		if err == nil && v != "" && cp.afterCompleted < 1 && cp.savepointAcks < 1 {
 			t.Fatalf("parseCrashPoint(%q) accepted %+v", v, cp)
 		}
 		if err != nil && cp != (crashPoint{}) {

@@ -53,6 +53,9 @@ func (a *AM) noteFailover() {
 	}
 	if o.Outcome != failoverPending {
 		o.DecidedAfter, o.DecidedAt = now.Sub(a.started), now
+		// The dead AM's subtasks are adopted (abandonInFlight took the savepoints they may
+		// still write) or cancelled: the other partial savepoints can go for good.
+		a.ckpt.settleLostSavepoints(0)
 		if o.Outcome == failoverAdopted {
 			a.log.Info("AM failover: the subtasks the previous AM ran were adopted; nothing restarted", "attempt", o.Attempt,
 				"subtasks", o.Total, "decided_after", o.DecidedAfter)
