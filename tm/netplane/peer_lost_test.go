@@ -64,6 +64,16 @@ func TestPeerLost(t *testing.T) {
 				readErr <- err
 			}()
 			waitFor(t, "Write to block", out.BackPressured)
+			// The producer may block on its first credit before the consumer has
+			// read the idle channel's open frame; a socket closed then takes the
+			// frame with it and the idle input never learns its producer (its task
+			// is cancelled by the failover the producer's error starts). Kill only
+			// once both inputs are bound, which is the case this test is about.
+			waitFor(t, "the idle input to bind its producer", func() bool {
+				idleIn.mu.Lock()
+				defer idleIn.mu.Unlock()
+				return idleIn.producer != nil
+			})
 			tc.kill(t, prod, cons)
 
 			err = <-writeErr
