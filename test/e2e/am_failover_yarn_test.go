@@ -2,6 +2,8 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"os"
@@ -11,6 +13,7 @@ import (
 	"time"
 
 	"github.com/tidestream/tide/internal/testkit"
+	"github.com/tidestream/tide/storage"
 	"github.com/tidestream/tide/test/hadoop/hadooptest"
 	"github.com/tidestream/tide/yarn"
 )
@@ -74,6 +77,11 @@ func TestYARNAMFailoverAdoptsRunningTasks(t *testing.T) {
 			time.Sleep(wait) // the previous failure has left the window: attempt n+1 is allowed
 		}
 		prev := completed(track)
+		// Adoption needs the running deployment in the persisted AM state; the AM writes it
+		// in the background, so an AM killed within that lag of a rescale (p=1 -> 2 at the
+		// second TaskManager) is followed by a restore instead (safe, not what this test is
+		// about). At load 30 that lag exceeded the time to the first kill.
+		waitDeploymentPersisted(t, r, jid, before.Attempt)
 		killed := time.Now()
 		lastKill = killed
 		killAMOf(t, r.app, n)
@@ -105,4 +113,31 @@ func TestYARNAMFailoverAdoptsRunningTasks(t *testing.T) {
 	r.wait(t, 4*time.Minute)
 	testkit.CheckExactOutput(t, out, jobArgs)
 	checkFlowedThrough(t, stamps, records, away)
+}
+
+// waitDeploymentPersisted waits until the AM state file on HDFS names attempt as the
+// deployment a next AM attempt may adopt.
+func waitDeploymentPersisted(t *testing.T, r *yarnRun, jid string, attempt int64) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	_, staging := openStaging(ctx, t, r)
+	testkit.WaitFor(t, fmt.Sprintf("attempt %d persisted as the adoptable deployment", attempt), func() (bool, error) {
+		data, err := storage.ReadFile(ctx, staging, r.app+"/checkpoints/"+jid+"/_am_state")
+		if err != nil {
+			return false, err
+		}
+		var s struct {
+			Deployment *struct {
+				Attempt int64 `json:"attempt"`
+			} `json:"deployment"`
+		}
+		if err := json.Unmarshal(data, &s); err != nil {
+			return false, err
+		}
+		if s.Deployment == nil {
+			return false, errors.New("no deployment in the AM state")
+		}
+		return s.Deployment.Attempt == attempt, fmt.Errorf("AM state names attempt %d", s.Deployment.Attempt)
+	})
 }
