@@ -119,13 +119,21 @@ func (t *task) enqueueUpload(ctx context.Context, u *upload) error {
 
 func (t *task) runUploads(q *uploads) {
 	defer close(q.done)
+	niced := false
 	if inc := t.e.cfg.StateBackend.UploadNice; inc > 0 {
 		if _, err := lowerUploadPriority(inc); err != nil {
 			t.log.Warn("checkpoint uploads run at normal priority", "state.backend.upload.nice", inc, "err", err)
+		} else {
+			niced = true
 		}
 	}
 	for u := range q.queue {
+		release := func() {}
+		if niced {
+			release = reserveUploadProc() // checkpoint_async_procs.go
+		}
 		t.runUpload(u)
+		release()
 	}
 }
 
