@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+	"github.com/tidestream/tide/api"
 	"github.com/tidestream/tide/examples"
 	"github.com/tidestream/tide/internal/testkit"
 )
@@ -24,11 +25,11 @@ import (
 // and TaskManagers: the page shows the running job; TaskManagers that join and one that
 // dies appear on the rescale timeline; a node blocked from the page (the AM wants a bearer
 // token, which the page asks for) is in GET /blocklist, and unblocked from the page it is
-// gone. Screenshots of every tab go to the test's artifact directory (go test -artifacts).
+// gone; the checkpoints tab shows each entry's type, a savepoint with its format. Screenshots of every tab go to the test's artifact directory (go test -artifacts).
 func TestWebPageInBrowser(t *testing.T) {
 	bin := chromiumBinary(t)
 	const token = "web-page-test-token"
-	dyn := append(reactive(t.TempDir(), "500 ms"), "rest.auth.token="+token)
+	dyn := append(reactive(t.TempDir(), "500 ms"), "rest.auth.token="+token, "state.savepoints.dir=file://"+t.TempDir())
 	c := startCluster(t, examples.TopSpeedWindowingName, []string{"--cars", "4"}, 1, dyn)
 	id := jobID(t, c)
 	d := waitRunningAt(t, c, id, 1)
@@ -129,6 +130,26 @@ func TestWebPageInBrowser(t *testing.T) {
 	if got := blocklist(t, c); len(got) != 0 {
 		t.Fatalf("GET /blocklist = %v after the page removed every node, want it empty", got)
 	}
+
+	// A savepoint, for the checkpoints tab to show beside the checkpoints.
+	client, err := api.NewClient(api.Config{Address: c.RESTAddress(), Token: token})
+	if err != nil {
+		t.Fatal(err)
+	}
+	spTrigger, err := client.TriggerSavepoint(t.Context(), id, api.SavepointTriggerRequest{})
+	if err != nil {
+		t.Fatalf("POST /jobs/%s/savepoints: %v", id, err)
+	}
+	testkit.WaitFor(t, "the savepoint completed", func() (bool, error) {
+		op, err := client.SavepointOperation(t.Context(), id, spTrigger)
+		if err == nil && op.Done() && op.Failure() != "" {
+			t.Fatalf("savepoint failed: %s", op.Failure())
+		}
+		return err == nil && op.Done(), err
+	})
+	b.tab("checkpoints")
+	b.wait("the savepoint and its format in the checkpoints table", `[...document.querySelectorAll('tr[data-type="SAVEPOINT"] td.ckpt-type')].some(td => td.textContent === 'SAVEPOINT · CANONICAL') &&
+		document.querySelector('tr[data-type="CHECKPOINT"] td.ckpt-type').textContent === 'CHECKPOINT'`)
 
 	for _, tab := range []struct{ id, ready string }{
 		{"graph", `document.querySelectorAll('svg.graph g.vertex').length === 2 && document.querySelector('svg.graph text.edge-rate') !== null &&

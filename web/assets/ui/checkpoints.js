@@ -35,6 +35,15 @@ function niceBytes(v) {
   return niceCeil(v / unit) * unit;
 }
 
+// kind is an entry's type, CHECKPOINT or SAVEPOINT; kindLabel adds a savepoint's format.
+function kind(e) {
+  return e.checkpoint_type || (e.is_savepoint ? 'SAVEPOINT' : 'CHECKPOINT');
+}
+
+function kindLabel(e) {
+  return kind(e) === 'SAVEPOINT' && e.savepointFormat ? 'SAVEPOINT · ' + e.savepointFormat : kind(e);
+}
+
 function chart(width, history) {
   const list = [...history].sort((a, b) => a.id - b.id);
   const W = Math.max(width, 480), H = 260, ML = 56, MR = 64, MT = 20, MB = 34;
@@ -58,7 +67,7 @@ function chart(width, history) {
     const d = failed ? maxD * 0.04 : c.end_to_end_duration;
     const bar = s('rect', {x: x + bw * 0.15, y: yD(d), width: Math.max(1, bw * 0.7), height: MT + ph - yD(d),
       class: 'bar ' + c.status.toLowerCase(), dataset: {checkpoint: c.id}});
-    hover(bar, () => [h('b', {text: 'checkpoint ' + c.id + ' · ' + c.status}), h('div', {text: 'triggered ' + fmt.dateTime(c.trigger_timestamp)}),
+    hover(bar, () => [h('b', {text: kindLabel(c).toLowerCase() + ' ' + c.id + ' · ' + c.status}), h('div', {text: 'triggered ' + fmt.dateTime(c.trigger_timestamp)}),
       h('div', {text: 'took ' + fmt.duration(c.end_to_end_duration) + ', state ' + fmt.bytes(c.state_size)}),
       h('div', {text: c.num_acknowledged_subtasks + ' of ' + c.num_subtasks + ' subtasks acknowledged · attempt ' + c.attempt}),
       c.failure_message ? h('div', {class: 'error-text', text: c.failure_message}) : null]);
@@ -96,9 +105,11 @@ export default {
     const history = ck.history || [];
     const known = remember(history);
     replace(chartBox, known.length ? chart(chartBox.clientWidth || 960, known) : empty(cfg.checkpoints_enabled ? 'No checkpoint yet.' : 'Checkpointing is off: set state.checkpoints.dir.'));
-    replace(tableBox, history.length ? table(['##', 'Status', '#Attempt', 'Triggered', '#Duration', '#State size', '#Acknowledged', 'Failure'],
-      history.map(e => h('tr', {class: e.status === 'FAILED' ? 'failed' : null, dataset: {checkpoint: e.id}},
-        h('td', {class: 'num', text: e.id}), h('td', {}, badge(e.status)), h('td', {class: 'num', text: e.attempt}),
+    // The newest first, savepoints included, kept across refreshes like the chart's.
+    const recent = [...known].sort((a, b) => b.id - a.id).slice(0, Math.max(history.length, 20));
+    replace(tableBox, recent.length ? table(['##', 'Type', 'Status', '#Attempt', 'Triggered', '#Duration', '#State size', '#Acknowledged', 'Failure'],
+      recent.map(e => h('tr', {class: e.status === 'FAILED' ? 'failed' : null, dataset: {checkpoint: e.id, type: kind(e)}},
+        h('td', {class: 'num', text: e.id}), h('td', {class: 'nowrap ckpt-type', text: kindLabel(e)}), h('td', {}, badge(e.status)), h('td', {class: 'num', text: e.attempt}),
         h('td', {class: 'nowrap', text: fmt.time(e.trigger_timestamp), title: fmt.dateTime(e.trigger_timestamp)}), h('td', {class: 'num', text: fmt.duration(e.end_to_end_duration)}),
         h('td', {class: 'num', text: fmt.bytes(e.state_size)}), h('td', {class: 'num', text: e.num_acknowledged_subtasks + ' / ' + e.num_subtasks}),
         h('td', {class: 'error-text', text: e.failure_message || ''})))) : empty('No checkpoint yet.'));
