@@ -51,6 +51,9 @@ func (p *PebbleBackend) Checkpoint(dir string) ([]DBFile, error) {
 	if p.db == nil {
 		return nil, ErrClosed
 	}
+	if err := p.beforeDirect(false); err != nil {
+		return nil, err
+	}
 	if err := p.db.Flush(); err != nil {
 		return nil, fmt.Errorf("pebble state backend: flush before checkpoint: %w", err)
 	}
@@ -279,6 +282,9 @@ func openPebbleFromCheckpointsIn(ctx context.Context, dir string, opts PebbleOpt
 
 // excise deletes every entry outside key groups from..to.
 func (p *PebbleBackend) excise(ctx context.Context, from, to int) error {
+	if err := p.beforeDirect(true); err != nil {
+		return err
+	}
 	lo, hi := keyGroupBounds(from, to)
 	spans := []pebble.KeyRange{}
 	if from > 0 {
@@ -361,6 +367,9 @@ func (p *PebbleBackend) ingestFrom(ctx context.Context, opts PebbleOptions, from
 	}
 	if len(paths) == 0 {
 		return 0, nil
+	}
+	if err := p.beforeDirect(true); err != nil {
+		return size, err
 	}
 	if err := p.db.Ingest(ctx, paths); err != nil {
 		return size, fmt.Errorf("ingesting %d tables: %w", len(paths), err)

@@ -154,6 +154,9 @@ func TestCheckpointBoundsSurviveCompaction(t *testing.T) {
 		}
 	}
 	dir := filepath.Join(t.TempDir(), "ck")
+	if err := be.applyWrites(); err != nil { // the buffered writes into the memtable
+		t.Fatal(err)
+	}
 	if err := be.db.Flush(); err != nil {
 		t.Fatal(err)
 	}

@@ -55,6 +55,9 @@ func TestInstancesShareManagedMemory(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
+		if err := b.applyWrites(); err != nil { // the buffered writes into the memtable
+			t.Fatal(err)
+		}
 		if err := b.db.Flush(); err != nil {
 			t.Fatal(err)
 		}

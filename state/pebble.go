@@ -36,6 +36,7 @@ type PebbleBackend struct {
 	lock *os.File // flock'ed from the directory's creation until Close (CleanStale spares it)
 	kbuf []byte
 	wo   *pebble.WriteOptions
+	buf  writeBuffer
 	// pending counts the checkpoints CheckpointAsync is still taking.
 	pending sync.WaitGroup
 	sched   *gatedScheduler
@@ -103,7 +104,7 @@ func openPebbleIn(dir string, opts PebbleOptions, tune func(*pebble.Options)) (*
 		return nil, fmt.Errorf("pebble state backend: opening %s: %w", dir, err)
 	}
 	sched.openGate()
-	return &PebbleBackend{db: db, dir: dir, wo: pebble.NoSync, sched: sched}, nil
+	return &PebbleBackend{db: db, dir: dir, wo: pebble.NoSync, sched: sched, buf: writeBuffer{limit: writeBufferEntries}}, nil
 }
 
 // setFilters gives every level's tables a bloom filter (10 bits per key, about 1% false
@@ -130,7 +131,7 @@ func (p *PebbleBackend) Get(kg int, state string, key []byte) ([]byte, bool, err
 		return nil, false, ErrClosed
 	}
 	p.kbuf = AppendKey(p.kbuf[:0], kg, state, key)
-	return pebbleGet(p.db, p.kbuf)
+	return p.bufferGet(p.kbuf)
 }
 
 func pebbleGet(r interface {
@@ -156,10 +157,7 @@ func (p *PebbleBackend) Put(kg int, state string, key, value []byte) error {
 		return err
 	}
 	p.kbuf = AppendKey(p.kbuf[:0], kg, state, key)
-	if err := p.db.Set(p.kbuf, value, p.wo); err != nil {
-		return fmt.Errorf("pebble state backend: put: %w", err)
-	}
-	return nil
+	return p.bufferPut(p.kbuf, value, false)
 }
 
 // Delete removes the entry.
@@ -168,16 +166,16 @@ func (p *PebbleBackend) Delete(kg int, state string, key []byte) error {
 		return ErrClosed
 	}
 	p.kbuf = AppendKey(p.kbuf[:0], kg, state, key)
-	if err := p.db.Delete(p.kbuf, p.wo); err != nil {
-		return fmt.Errorf("pebble state backend: delete: %w", err)
-	}
-	return nil
+	return p.bufferPut(p.kbuf, nil, true)
 }
 
 // Iterate visits one state's entries of key groups from..to in key order.
 func (p *PebbleBackend) Iterate(state string, from, to int, fn func(kg int, key, value []byte) error) error {
 	if p.db == nil {
 		return ErrClosed
+	}
+	if err := p.beforeDirect(false); err != nil {
+		return err
 	}
 	return pebbleIterate(p.db, state, from, to, fn)
 }
@@ -187,6 +185,9 @@ func (p *PebbleBackend) IterateRange(from, to int, fn Entry) error {
 	if p.db == nil {
 		return ErrClosed
 	}
+	if err := p.beforeDirect(false); err != nil {
+		return err
+	}
 	return pebbleIterateRange(p.db, from, to, fn)
 }
 
@@ -194,6 +195,9 @@ func (p *PebbleBackend) IterateRange(from, to int, fn Entry) error {
 func (p *PebbleBackend) View() (View, error) {
 	if p.db == nil {
 		return nil, ErrClosed
+	}
+	if err := p.beforeDirect(false); err != nil {
+		return nil, err
 	}
 	return &pebbleView{s: p.db.NewSnapshot()}, nil
 }
@@ -216,7 +220,8 @@ func (p *PebbleBackend) Close() error {
 		return nil
 	}
 	p.pending.Wait()
-	err := p.db.Close()
+	err := p.closeReader() // the buffered writes go with the instance
+	err = errors.Join(err, p.db.Close())
 	p.db = nil
 	if rerr := os.RemoveAll(p.dir); err == nil && rerr != nil {
 		err = fmt.Errorf("pebble state backend: removing %s: %w", p.dir, rerr)

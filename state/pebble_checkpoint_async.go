@@ -59,6 +59,9 @@ func (p *PebbleBackend) CheckpointAsync(dir string) (*PendingCheckpoint, error) 
 	if p.db == nil {
 		return nil, ErrClosed
 	}
+	if err := p.beforeDirect(false); err != nil {
+		return nil, err
+	}
 	b := p.db.NewBatch()
 	if err := b.Set(barrierMarker, nil, nil); err != nil {
 		_ = b.Close()

@@ -114,6 +114,9 @@ func TestCheckpointOvertakenIsRefused(t *testing.T) {
 	if err := be.Put(1, "op/s", []byte("a"), []byte("after")); err != nil {
 		t.Fatal(err)
 	}
+	if err := be.applyWrites(); err != nil { // the buffered writes into the memtable
+		t.Fatal(err)
+	}
 	if err := be.db.Flush(); err != nil {
 		t.Fatal(err)
 	}

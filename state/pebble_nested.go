@@ -22,7 +22,7 @@ func (p *PebbleBackend) GetEntry(kg int, state string, key, sub []byte) ([]byte,
 	if p.db == nil {
 		return nil, false, ErrClosed
 	}
-	return pebbleGet(p.db, p.entryKey(kg, state, key, sub))
+	return p.bufferGet(p.entryKey(kg, state, key, sub))
 }
 
 // PutEntry writes one entry: one stored key per (key, sub), so a large map is never
@@ -34,10 +34,7 @@ func (p *PebbleBackend) PutEntry(kg int, state string, key, sub, value []byte) e
 	if err := checkKeyGroup(kg); err != nil {
 		return err
 	}
-	if err := p.db.Set(p.entryKey(kg, state, key, sub), value, p.wo); err != nil {
-		return fmt.Errorf("pebble state backend: put: %w", err)
-	}
-	return nil
+	return p.bufferPut(p.entryKey(kg, state, key, sub), value, false)
 }
 
 // DeleteEntry removes one entry.
@@ -45,10 +42,7 @@ func (p *PebbleBackend) DeleteEntry(kg int, state string, key, sub []byte) error
 	if p.db == nil {
 		return ErrClosed
 	}
-	if err := p.db.Delete(p.entryKey(kg, state, key, sub), p.wo); err != nil {
-		return fmt.Errorf("pebble state backend: delete: %w", err)
-	}
-	return nil
+	return p.bufferPut(p.entryKey(kg, state, key, sub), nil, true)
 }
 
 // entryRange is the stored-key range of key's entries (its own slices: Pebble must not
@@ -64,6 +58,9 @@ func (p *PebbleBackend) IterateEntries(kg int, state string, key []byte, fn func
 	if p.db == nil {
 		return ErrClosed
 	}
+	if err := p.beforeDirect(false); err != nil {
+		return err
+	}
 	lo, hi := entryRange(kg, state, key)
 	n := len(lo)
 	return scan(p.db, lo, hi, func(k, v []byte) error { return fn(k[n:], v) })
@@ -73,6 +70,9 @@ func (p *PebbleBackend) IterateEntries(kg int, state string, key []byte, fn func
 func (p *PebbleBackend) DeleteEntries(kg int, state string, key []byte) error {
 	if p.db == nil {
 		return ErrClosed
+	}
+	if err := p.beforeDirect(true); err != nil {
+		return err
 	}
 	lo, hi := entryRange(kg, state, key)
 	if err := p.db.DeleteRange(lo, hi, p.wo); err != nil {
@@ -88,6 +88,9 @@ func (p *PebbleBackend) Append(kg int, state string, key, value []byte) error {
 		return ErrClosed
 	}
 	if err := checkKeyGroup(kg); err != nil {
+		return err
+	}
+	if err := p.beforeDirect(true); err != nil {
 		return err
 	}
 	p.kbuf = AppendKey(p.kbuf[:0], kg, state, key)
