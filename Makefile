@@ -18,7 +18,7 @@ help:
 	@echo "make test       all tests, with the Hadoop mini-cluster (started and stopped around the run)"
 	@echo "make test-unit  tests that need no Java/Hadoop (HDFS tests skip and say so)"
 	@echo "make check      gofmt, go vet, staticcheck and the core/ dependency rule"
-	@echo "make state-large  4 GiB of pebble state in a 1 GiB TaskManager (RSS), 10M-key rescale 2->5->3 on file:// and hdfs://"
+	@echo "make state-large  4 GiB of pebble state in a 1 GiB TaskManager (RSS), 10M-key rescale 2->5->3 on file:// and hdfs://, 10M-key AM kill on YARN"
 	@echo "make chaos      seeded faults (kills, freezes, evacuations, AM kill on YARN) against a running job, exact output checked; SEED=n replays one"
 	@echo "make bench      Go benchmarks and end-to-end timing scripts, with same-run baselines"
 	@echo "make generate   regenerate checked-in protobuf/gRPC code"
@@ -95,12 +95,13 @@ chaos:
 # Large keyed state (slow, so its own target): 4 GiB of Pebble state in a
 # TaskManager of 1 GiB (peak RSS reported against the configured process size, which it
 # must not exceed), and CheckableCount --dedup with 10M keys on the pebble backend rescaled
-# 2 -> 5 -> 3 on file:// and hdfs:// (the HDFS part needs the mini-cluster), exact output.
+# 2 -> 5 -> 3 on file:// and hdfs:// (the HDFS part needs the mini-cluster), and the same job
+# on YARN with the AM SIGKILLed after two checkpoints (needs YARN), exact output.
 STATE_LARGE_TIMEOUT ?= 90m
 state-large:
 	TIDE_STATE_RSS_BYTES=4g TIDE_STATE_RSS_PROCESS=1g $(GO) test -count=1 -timeout $(STATE_LARGE_TIMEOUT) -v -run '^TestManagedMemoryBoundsRSS$$' ./state/
 	$(GO) vet -tags statelarge ./test/e2e/
-	$(GO) test -tags statelarge -count=1 -timeout $(STATE_LARGE_TIMEOUT) -v -run '^TestStateBackendSpillRescaleLarge' ./test/e2e/
+	$(GO) test -tags statelarge -count=1 -timeout $(STATE_LARGE_TIMEOUT) -v -run '^TestStateBackend(SpillRescale|YARNAMKill)Large' ./test/e2e/
 
 # protoc comes from Debian's protobuf-compiler; the Go generators are pinned here.
 generate:

@@ -18,3 +18,11 @@ func TestStateBackendSpillRescaleLarge(t *testing.T) {
 		t.Run(storage, func(t *testing.T) { testSpillRescale(t, storage, run) })
 	}
 }
+
+// TestStateBackendYARNAMKillLarge is TestStateBackendYARNAMKill with 10M keys (20M keyed
+// state entries) and 64 MiB of managed memory per TaskManager (make state-large). It took
+// 40 min here at load 16-35 (about 5k records/s, before the pebble write buffer), so it
+// stays out of .ci/test.sh like the rest of state-large.
+func TestStateBackendYARNAMKillLarge(t *testing.T) {
+	testPebbleYARNAMKill(t, yarnPebbleRun{records: 10_000_000, rate: "40000", timeout: 40 * time.Minute, managed: "64m", process: "1g"})
+}
