@@ -97,6 +97,9 @@ func TestPebbleRetireStopsCompactions(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
+		if err := be.applyWrites(); err != nil { // the buffered writes into the memtable
+			t.Fatal(err)
+		}
 		if err := be.db.Flush(); err != nil {
 			t.Fatal(err)
 		}
