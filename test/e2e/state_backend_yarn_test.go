@@ -103,7 +103,7 @@ func testPebbleYARNAMKill(t *testing.T, run yarnPebbleRun) {
 }
 
 // containerRestoreBytes adds up what the restores logged in files read locally and
-// downloaded (restoreBytes for YARN container logs).
+// downloaded, and how many restores they logged.
 func containerRestoreBytes(t *testing.T, files []string) (local, downloaded int64, restores int) {
 	t.Helper()
 	for _, p := range files {

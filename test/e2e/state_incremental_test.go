@@ -3,10 +3,8 @@ package e2e
 import (
 	"context"
 	"errors"
-	"os"
 	"path/filepath"
 	"regexp"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -123,21 +121,11 @@ func sharedInUse(t *testing.T, h *hdfsJob) map[string][]int64 {
 
 var restoreLine = regexp.MustCompile(`local_bytes=(\d+) downloaded_files=\d+ downloaded_bytes=(\d+)`)
 
-// restoreBytes adds up what the TaskManagers' restores read locally and downloaded.
+// restoreBytes adds up what the TaskManagers' restores (logs under dir/log) read locally
+// and downloaded.
 func restoreBytes(t *testing.T, dir string) (local, downloaded int64) {
 	t.Helper()
 	logs, _ := filepath.Glob(filepath.Join(dir, "log", "*.log"))
-	for _, p := range logs {
-		b, err := os.ReadFile(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, m := range restoreLine.FindAllStringSubmatch(string(b), -1) {
-			l, _ := strconv.ParseInt(m[1], 10, 64)
-			d, _ := strconv.ParseInt(m[2], 10, 64)
-			local += l
-			downloaded += d
-		}
-	}
+	local, downloaded, _ = containerRestoreBytes(t, logs)
 	return local, downloaded
 }
