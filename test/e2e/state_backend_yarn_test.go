@@ -86,9 +86,13 @@ func testPebbleYARNAMKill(t *testing.T, run yarnPebbleRun) {
 	if err := testkit.GetJSON(context.Background(), track2+"/jobs/"+jid, &after); err != nil {
 		t.Fatal(err)
 	}
-	if after.Attempt == before.Attempt || after.RestoreFrom == 0 {
-		t.Fatalf("AM attempt 2 runs job attempt %d restored from checkpoint %d; want a new attempt (not %d) restored from a checkpoint",
-			after.Attempt, after.RestoreFrom, before.Attempt)
+	// Adoption is off, so whatever attempt AM attempt 2 runs restored a checkpoint. Its
+	// number is not compared with before.Attempt: an AM killed before its state file named
+	// the running deployment numbers its attempts from 1 again (CI on 1e53ef0, killed 6 s
+	// after submission).
+	if after.RestoreFrom == 0 {
+		t.Fatalf("AM attempt 2 runs job attempt %d restored from no checkpoint (attempt 1 ran job attempt %d); want a restore from a checkpoint",
+			after.Attempt, before.Attempt)
 	}
 	t.Logf("AM attempt 2 restored checkpoint %d at %s, %s after the kill", after.RestoreFrom, track2, time.Since(killed).Round(time.Second))
 	r.wait(t, run.timeout)

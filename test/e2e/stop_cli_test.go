@@ -128,9 +128,10 @@ func TestStopResultReadableAfterTheJobEnded(t *testing.T) {
 		state, err := c.JobState(ctx, id)
 		return err == nil && state == "CANCELED", errors.New(state)
 	})
-	if !strings.Contains(s.amLog(), "the REST API stays up, read-only") {
-		t.Errorf("the AM's log does not say it keeps REST up for the unread result")
-	}
+	// The AM logs it once the job has ended, which a client may see first.
+	testkit.WaitFor(t, "the AM's log to say it keeps REST up for the unread result", func() (bool, error) {
+		return strings.Contains(s.amLog(), "the REST API stays up, read-only"), errors.New("not logged yet")
+	})
 	out, err := s.tide("stop", id)
 	if code := exitCode(err); code != 1 || !strings.Contains(out, "is CANCELED") || !strings.Contains(out, id) {
 		t.Errorf("tide stop of the ended job: exit %d (want 1), want its id and CANCELED in:\n%s", code, out)

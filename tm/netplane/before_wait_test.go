@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -37,10 +38,12 @@ func TestBeforeWaitSendsOtherChannels(t *testing.T) {
 				if err != nil {
 					t.Fatalf("OpenOutput: %v", err)
 				}
-				calls := make(chan struct{}, 16)
+				// The hook must not block: the writer calls it once per blocked Write (about
+				// 20 here in local mode), and a full channel would stall the writer for good.
+				var ncalls atomic.Int64
 				stuck.SetBeforeWait(func() {
 					other.SendIfCredit()
-					calls <- struct{}{}
+					ncalls.Add(1)
 				})
 				if err := other.Write(ctx, record(0, 10)); err != nil {
 					t.Fatalf("Write to %s: %v", otherID, err)
@@ -63,9 +66,7 @@ func TestBeforeWaitSendsOtherChannels(t *testing.T) {
 					wrote <- stuck.Flush(ctx)
 				}()
 				waitFor(t, "the write to block", stuck.BackPressured)
-				select {
-				case <-calls:
-				default:
+				if ncalls.Load() == 0 {
 					t.Fatal("the write blocked without calling the before-wait hook")
 				}
 				short, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
@@ -90,8 +91,8 @@ func TestBeforeWaitSendsOtherChannels(t *testing.T) {
 				if err := <-wrote; err != nil {
 					t.Fatalf("Write to %s: %v", stuckID, err)
 				}
-				if len(calls) > 200 {
-					t.Fatalf("hook called %d times for 200 writes", len(calls))
+				if n := ncalls.Load(); n > 200 {
+					t.Fatalf("hook called %d times for 200 writes", n)
 				}
 				if !tc.delivered {
 					if err := other.Flush(ctx); err != nil {
