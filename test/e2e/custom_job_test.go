@@ -52,29 +52,7 @@ func TestWriteYourOwnJob(t *testing.T) {
 // starts with heading.
 func readmeBlocks(t *testing.T, heading string) (first, last string) {
 	t.Helper()
-	b, err := os.ReadFile("../../README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, section, ok := strings.Cut(string(b), "\n"+heading+"\n")
-	if !ok {
-		t.Fatalf("README.md has no section %q", heading)
-	}
-	if end := strings.Index(section, "\n## "); end >= 0 {
-		section = section[:end]
-	}
-	var blocks []string
-	for rest := section; ; {
-		_, after, ok := strings.Cut(rest, "```sh\n")
-		if !ok {
-			break
-		}
-		block, tail, ok := strings.Cut(after, "```")
-		if !ok {
-			t.Fatalf("README section %q: unterminated code block", heading)
-		}
-		blocks, rest = append(blocks, block), tail
-	}
+	blocks := readmeFenced(t, heading, "sh")
 	if len(blocks) < 2 {
 		t.Fatalf("README section %q: want a local and a YARN sh block, found %d", heading, len(blocks))
 	}
