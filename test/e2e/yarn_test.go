@@ -241,6 +241,30 @@ func killApp(t *testing.T, env *hadooptest.Env, app string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	_, _ = rm.ForceKillApplication(ctx, id, "e2e test cleanup")
+	// YARN stops the containers after the kill returns: wait until their processes are
+	// gone, so nothing writes into the test's temp dirs while they are removed.
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+		left := appProcesses(app)
+		if len(left) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Logf("killing %s: processes still running 30 s after the kill: %v", app, left)
+			return
+		}
+	}
+}
+
+// appProcesses are the pids of the processes running in any container of app.
+func appProcesses(app string) []int {
+	prefix := "container_" + strings.TrimPrefix(app, "application_") + "_"
+	var pids []int
+	for _, p := range testkit.Processes() {
+		if c, _ := p.Env("CONTAINER_ID"); strings.HasPrefix(c, prefix) {
+			pids = append(pids, p.PID)
+		}
+	}
+	return pids
 }
 
 // currentUser is the Hadoop user the way the tide client picks it: HADOOP_USER_NAME, else
