@@ -349,6 +349,21 @@ func (st *Staging) Commit() error {
 	return nil
 }
 
+// Path returns where the staged file of handle is, with its size, until the entry is
+// committed or aborted: a warm-up copy whose checkpoint was subsumed mid-fetch links the
+// files it already has into its next entry instead of downloading them again.
+func (st *Staging) Path(handle string) (string, int64, bool) {
+	if st.done {
+		return "", 0, false
+	}
+	for _, f := range st.files {
+		if f.Handle == handle {
+			return filepath.Join(st.dir, f.local), f.Size, true
+		}
+	}
+	return "", 0, false
+}
+
 // Abort drops the staged entry (a no-op after Commit).
 func (st *Staging) Abort() {
 	if st.done {

@@ -10,6 +10,14 @@
 // wrote which range). A file a local entry already holds with the same name and size (a
 // shared file of an incremental checkpoint, an earlier copy) is linked, not downloaded:
 // following a newer checkpoint fetches only what changed.
+//
+// A copy slower than the checkpoint interval is not helped by the AM retaining the
+// checkpoint it reads (Flink keeps a checkpoint a restore reads): a standby follows for
+// the life of the job, and a retained checkpoint would keep the files of every
+// checkpoint it lags behind in the storage. Instead what a fetch got is kept when its
+// checkpoint is subsumed, and the copy continues with the newest one downloading only
+// what it lacks: it gets there as long as it downloads faster than the state changes,
+// which a retained checkpoint would not change either.
 package warmup
 
 import (
@@ -170,12 +178,19 @@ func (f *Fetcher) next(c *copyState) (int64, Range) {
 // run keeps one copy at the newest checkpoint asked for until its round stops. It holds
 // the local entry of the last checkpoint it completed (localstate.Hold) until the next one
 // is complete, so that the next fetch links the files they share instead of downloading
-// them again.
+// them again. A fetch that does not complete (its checkpoint subsumed and its files
+// deleted mid-fetch, a newer checkpoint asked for, a failed download) leaves what it
+// staged to the next one (carry), which links those files instead of downloading them
+// again: a range whose download takes longer than the checkpoint interval still gets
+// there, downloading each file once, instead of starting from scratch at every newer
+// checkpoint (issue 14: 376 retries of a 1 GiB standby on HDFS, none complete).
 func (f *Fetcher) run(ctx context.Context, round int64, c *copyState) {
 	defer f.wg.Done()
 	var have, bytes int64
 	var held *localstate.Key
+	var carry *partial
 	defer func() {
+		carry.drop()
 		if held != nil {
 			f.cfg.Local.Release(*held)
 		}
@@ -183,19 +198,26 @@ func (f *Fetcher) run(ctx context.Context, round int64, c *copyState) {
 	for {
 		want, r := f.next(c)
 		if want > have {
-			n, err := f.fetch(ctx, r, want)
+			n, rest, err := f.fetch(ctx, c, r, want, carry)
+			carry = rest
 			bytes += n
 			if ctx.Err() != nil {
 				return
+			}
+			if errors.Is(err, errSuperseded) {
+				f.cfg.Logger.Debug("warm-up copy moves on to a newer checkpoint", "round", round, "vertex", r.Vertex,
+					"key_groups", fmt.Sprintf("%d-%d", r.Start, r.End), "checkpoint", want, "staged_files", carry.files())
+				continue
 			}
 			if errors.Is(err, storage.ErrNotFound) {
 				// A newer checkpoint completing deletes the older one's own files (its
 				// manifests), possibly while this copy reads them: the AM's request to
 				// follow the newer one is then on its way. Follow it instead of failing
-				// the copy (a failed copy moves its range cold); report only if none
-				// comes.
+				// the copy (a failed copy moves its range cold), keeping what was
+				// fetched; report only if none comes.
 				f.cfg.Logger.Info("warm-up copy: a file of the checkpoint is gone (subsumed?); waiting for a newer one",
-					"round", round, "vertex", r.Vertex, "key_groups", fmt.Sprintf("%d-%d", r.Start, r.End), "checkpoint", want, "err", err)
+					"round", round, "vertex", r.Vertex, "key_groups", fmt.Sprintf("%d-%d", r.Start, r.End), "checkpoint", want,
+					"staged_files", carry.files(), "err", err)
 				if f.newerAsked(ctx, c, want) {
 					continue
 				}
@@ -231,6 +253,42 @@ func (f *Fetcher) run(ctx context.Context, round int64, c *copyState) {
 	}
 }
 
+// errSuperseded ends a fetch when a newer checkpoint is asked for before it completes:
+// the copy continues with the newer one (whose files the older one's deletion spares).
+var errSuperseded = errors.New("a newer checkpoint was asked for")
+
+// partial is what a fetch that did not complete staged: the files it holds complete, by
+// handle name and size. The next fetch links them from here; once that one has its own
+// stage, this one is aborted (the links stay).
+type partial struct {
+	stage *localstate.Staging
+	have  map[string]int64
+}
+
+// drop aborts the staging (nil: nothing staged).
+func (p *partial) drop() {
+	if p != nil {
+		p.stage.Abort()
+	}
+}
+
+// files is the number of complete files staged (0 for nil).
+func (p *partial) files() int {
+	if p == nil {
+		return 0
+	}
+	return len(p.have)
+}
+
+// path is the staged copy of h, if complete.
+func (p *partial) path(h checkpoint.StateHandle) (string, bool) {
+	if p == nil || p.have[h.Name] != h.Size {
+		return "", false
+	}
+	path, size, ok := p.stage.Path(h.Name)
+	return path, ok && size == h.Size
+}
+
 // newerAsked waits up to subsumedWait (or ctx) for a request of a checkpoint newer than
 // want and reports whether one came.
 func (f *Fetcher) newerAsked(ctx context.Context, c *copyState, want int64) bool {
@@ -259,44 +317,59 @@ func (f *Fetcher) newerAsked(ctx context.Context, c *copyState, want int64) bool
 const subsumedWait = 5 * time.Second
 
 // fetch copies the range's files of checkpoint n into one local entry and returns the
-// bytes it downloaded.
-func (f *Fetcher) fetch(ctx context.Context, r Range, n int64) (int64, error) {
+// bytes it downloaded. Files the local state already holds, or prev staged, are linked.
+// An incomplete fetch returns what it staged for the next one (prev is then part of it);
+// errSuperseded: checkpoint n was left for a newer one asked for meanwhile.
+func (f *Fetcher) fetch(ctx context.Context, c *copyState, r Range, n int64, prev *partial) (int64, *partial, error) {
 	st := f.cfg.Storage
 	job := f.cfg.JobID
 	if f.cfg.Local == nil {
-		return 0, fmt.Errorf("warm-up of %s key groups %d-%d: this TaskManager keeps no local state (state.backend.local-recovery is off or its directory did not open): a copy would not be used", r.Vertex, r.Start, r.End)
+		return 0, prev, fmt.Errorf("warm-up of %s key groups %d-%d: this TaskManager keeps no local state (state.backend.local-recovery is off or its directory did not open): a copy would not be used", r.Vertex, r.Start, r.End)
 	}
 	data, err := storage.ReadFile(ctx, st, checkpoint.MetadataPath(job, n))
 	if err != nil {
-		return 0, fmt.Errorf("warm-up of %s key groups %d-%d: reading checkpoint %d's %s in %s: %w", r.Vertex, r.Start, r.End, n, checkpoint.MetadataFile, st.URI(), err)
+		return 0, prev, fmt.Errorf("warm-up of %s key groups %d-%d: reading checkpoint %d's %s in %s: %w", r.Vertex, r.Start, r.End, n, checkpoint.MetadataFile, st.URI(), err)
 	}
 	meta, err := checkpoint.DecodeMetadata(data)
 	if err != nil {
-		return 0, fmt.Errorf("warm-up of %s key groups %d-%d: checkpoint %d: %w", r.Vertex, r.Start, r.End, n, err)
+		return 0, prev, fmt.Errorf("warm-up of %s key groups %d-%d: checkpoint %d: %w", r.Vertex, r.Start, r.End, n, err)
 	}
 	handles := filesFor(meta, r)
 	stage, err := f.cfg.Local.Stage(localstate.Key{Job: job, Vertex: r.Vertex, KeyGroupStart: r.Start, KeyGroupEnd: r.End, Checkpoint: n})
 	if err != nil {
-		return 0, err
+		return 0, prev, err
 	}
+	cur := &partial{stage: stage, have: map[string]int64{}}
+	// From here on prev's files the checkpoint lists are linked into cur: prev goes.
+	defer prev.drop()
 	var got int64
 	for _, h := range handles {
 		if p, ok := f.cfg.Local.Find(job, r.Vertex, h.Name, h.Size); ok {
 			if err := stage.Link(h.Name, p); err == nil {
+				cur.have[h.Name] = h.Size
 				continue
 			}
+		}
+		if p, ok := prev.path(h); ok {
+			if err := stage.Link(h.Name, p); err == nil {
+				cur.have[h.Name] = h.Size
+				continue
+			}
+		}
+		if newer, _ := f.next(c); newer > n {
+			return got, cur, errSuperseded
 		}
 		k, err := download(ctx, st, stage, resolve(meta, h.Name), h)
 		got += k
 		if err != nil {
-			stage.Abort()
-			return got, fmt.Errorf("warm-up of %s key groups %d-%d: checkpoint %d: %w", r.Vertex, r.Start, r.End, n, err)
+			return got, cur, fmt.Errorf("warm-up of %s key groups %d-%d: checkpoint %d: %w", r.Vertex, r.Start, r.End, n, err)
 		}
+		cur.have[h.Name] = h.Size
 	}
 	if err := stage.Commit(); err != nil {
-		return got, err
+		return got, nil, err
 	}
-	return got, nil
+	return got, nil, nil
 }
 
 // filesFor lists the handles of the vertex's subtasks whose key groups overlap the range
