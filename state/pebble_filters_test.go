@@ -7,8 +7,15 @@ import (
 
 // TestPebbleGetSkipsTablesByBloomFilter writes keys into tables and looks up keys no
 // table holds (what a dedup step or a first record of a key does): every table's bloom
-// filter answers those without a data block read.
+// filter answers those without a data block read, in L0 and in L6 (where Pebble reads no
+// filter unless the iterator asks it to, and where most keyed state lives).
 func TestPebbleGetSkipsTablesByBloomFilter(t *testing.T) {
+	for _, bottom := range []bool{false, true} {
+		t.Run(map[bool]string{false: "L0", true: "L6"}[bottom], func(t *testing.T) { testGetSkipsTables(t, bottom) })
+	}
+}
+
+func testGetSkipsTables(t *testing.T, bottom bool) {
 	b, err := OpenPebble(PebbleOptions{Dir: t.TempDir(), Name: "filters"})
 	if err != nil {
 		t.Fatal(err)
@@ -27,6 +34,16 @@ func TestPebbleGetSkipsTablesByBloomFilter(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	if bottom {
+		lo, hi := keyGroupBounds(0, 7) // the key groups written
+		if err := b.db.Compact(t.Context(), lo, hi, false); err != nil {
+			t.Fatal(err)
+		}
+		m := b.db.Metrics()
+		if n := m.Levels[6].TablesCount; n == 0 || m.Levels[0].TablesCount != 0 {
+			t.Fatalf("after the manual compaction: %d tables in L0, %d in L6; want all in L6", m.Levels[0].TablesCount, n)
+		}
+	}
 	const misses = 500
 	for i := range misses {
 		if _, ok, err := b.Get(i%8, "s", fmt.Appendf(nil, "absent-%d", i)); err != nil || ok {
@@ -38,7 +55,7 @@ func TestPebbleGetSkipsTablesByBloomFilter(t *testing.T) {
 	}
 	f := b.db.Metrics().Filter
 	if f.Hits < misses/2 {
-		t.Fatalf("bloom filters skipped %d table reads (%d could not), want at least %d: the tables have no filters", f.Hits, f.Misses, misses/2)
+		t.Fatalf("bloom filters skipped %d table reads (%d could not), want at least %d: the lookups read no filter", f.Hits, f.Misses, misses/2)
 	}
 	t.Logf("bloom filters: %d table reads skipped, %d not", f.Hits, f.Misses)
 }
