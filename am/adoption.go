@@ -16,6 +16,9 @@ type persistedDeployment struct {
 	Run         string                `json:"run"`
 	Attempt     core.AttemptID        `json:"attempt"`
 	Parallelism map[core.VertexID]int `json:"parallelism"`
+	// Placement is the TaskManager of each subtask index by slot-sharing group: without
+	// adoption, the next attempt deploys subtasks where their local state is.
+	Placement map[string][]string `json:"placement,omitempty"`
 }
 
 // reportedTasks turns a registration's report into the core's terms.
@@ -48,7 +51,7 @@ func (a *AM) recordDeployment(run string, e core.Deploy) {
 	for _, v := range e.Vertices {
 		p[v.Vertex] = v.Parallelism
 	}
-	a.deployRecord = &persistedDeployment{Run: run, Attempt: e.Attempt, Parallelism: p}
+	a.deployRecord = &persistedDeployment{Run: run, Attempt: e.Attempt, Parallelism: p, Placement: a.sched.Placement()}
 	a.stateDirty = true
 }
 

@@ -37,7 +37,7 @@ func (a *AM) restoreState(ctx context.Context) error {
 		// Kept in the persisted state until this AM decides: a failover during the wait
 		// for the reports can still adopt.
 		a.recovered, a.deployRecord = d, d
-		restored.Deployment = &core.RecoveredDeployment{Job: a.cfg.JobID, Run: d.Run, Attempt: d.Attempt, Parallelism: d.Parallelism}
+		restored.Deployment = &core.RecoveredDeployment{Job: a.cfg.JobID, Run: d.Run, Attempt: d.Attempt, Parallelism: d.Parallelism, Placement: d.Placement}
 	}
 	skipped := a.sched.Restore(now, restored)
 	for _, n := range skipped {

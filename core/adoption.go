@@ -33,6 +33,11 @@ type RecoveredDeployment struct {
 	Run         string
 	Attempt     AttemptID
 	Parallelism map[VertexID]int
+	// Placement is the TaskManager each subtask index of every slot-sharing group ran on
+	// (Scheduler.Placement; nil: unknown). When the deployment is not adopted, the first
+	// deployment prefers it, so that subtasks restore from the state their TaskManagers
+	// kept locally rather than download it.
+	Placement map[string][]string
 }
 
 // ReportedTask is one subtask a registering TaskManager still runs from an earlier AM.

@@ -49,6 +49,9 @@ func (s *Scheduler) Restore(now time.Time, r Restored) (skipped []blocklist.Bloc
 		exceptions = exceptions[over:]
 	}
 	s.exceptions = append(exceptions, s.exceptions...)
+	if r.Deployment != nil {
+		s.preferPlacement(r.Deployment.Placement)
+	}
 	if r.Deployment != nil && s.adopt == nil {
 		var why string
 		if s.adopt, why = s.newAdoption(r.Deployment); s.adopt == nil {
@@ -69,4 +72,31 @@ func (s *Scheduler) LatestException() (ExceptionEntry, bool) {
 		return ExceptionEntry{}, false
 	}
 	return s.exceptions[len(s.exceptions)-1], true
+}
+
+// Placement is the TaskManager each subtask index of every slot-sharing group runs on in
+// the current deployment (between deployments: in the last one), for the AM to persist;
+// the next AM attempt hands it back through RecoveredDeployment.Placement.
+func (s *Scheduler) Placement() map[string][]string {
+	p := s.lastPlacement
+	if s.dep != nil {
+		p = s.dep.placement
+	}
+	out := make(map[string][]string, len(p))
+	for g, tms := range p {
+		out[g] = slices.Clone(tms)
+	}
+	return out
+}
+
+// preferPlacement makes a recovered deployment's placement the one the next deployment
+// keeps subtasks on where it can (only before this scheduler deployed anything itself).
+func (s *Scheduler) preferPlacement(p map[string][]string) {
+	if len(p) == 0 || s.dep != nil || s.lastPlacement != nil {
+		return
+	}
+	s.lastPlacement = make(map[string][]string, len(p))
+	for g, tms := range p {
+		s.lastPlacement[g] = slices.Clone(tms)
+	}
 }

@@ -1,10 +1,13 @@
 package core
 
 import (
+	"maps"
+
 	"testing"
 	"time"
 
 	"github.com/tidestream/tide/core/blocklist"
+	"github.com/tidestream/tide/core/jobgraph"
 )
 
 func TestRestoreKeepsBlocklistEndsAndHistories(t *testing.T) {
@@ -45,5 +48,51 @@ func TestRestoreKeepsBlocklistEndsAndHistories(t *testing.T) {
 	h.s.expireBlockedNodes(h.now)
 	if got := h.s.Blocklist(); len(got) != 1 || got[0].ID != "n-perm" {
 		t.Fatalf("blocklist after the timed end %+v, want only the permanent node", got)
+	}
+}
+
+// Without adoption, the first deployment after an AM failover keeps each subtask on the
+// TaskManager the previous AM ran it on (its local state is there); with no persisted
+// placement it falls back to the allocator's own order.
+func TestRestoredPlacementKeepsSubtasksWhereTheyRan(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		placement map[string][]string
+		want      map[int]TaskManagerID
+	}{
+		{"persisted placement", map[string][]string{jobgraph.DefaultSlotSharingGroup: {"tm2", "tm1"}}, map[int]TaskManagerID{0: "tm2", 1: "tm1"}},
+		{"none persisted", nil, map[int]TaskManagerID{0: "tm1", 1: "tm2"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			o := testOptions()
+			o.AdoptTimeout = 0 // adoption off: the job restores from its checkpoint
+			h := newHarness(t, o)
+			h.s.Restore(h.now, Restored{Deployment: &RecoveredDeployment{Job: "j", Run: "run-a", Attempt: 3,
+				Parallelism: map[VertexID]int{"map": 2}, Placement: tc.placement}})
+			h.step(TaskManagerRegistered{TaskManager: "tm1", Node: "n1", Slots: 1})
+			h.step(TaskManagerRegistered{TaskManager: "tm2", Node: "n2", Slots: 1})
+			h.step(Start{})
+			var deploy *Deploy
+			for _, e := range h.last {
+				if d, ok := e.(Deploy); ok {
+					deploy = &d
+				}
+			}
+			if deploy == nil {
+				t.Fatalf("no deployment: %v", h.last)
+			}
+			got := map[int]TaskManagerID{}
+			for _, sa := range deploy.Slots {
+				for _, st := range sa.Subtasks {
+					got[st.Index] = sa.Slot.TaskManager
+				}
+			}
+			if !maps.Equal(got, tc.want) {
+				t.Fatalf("subtasks on %v, want %v", got, tc.want)
+			}
+			if p := h.s.Placement()[jobgraph.DefaultSlotSharingGroup]; len(p) != 2 || TaskManagerID(p[0]) != tc.want[0] || TaskManagerID(p[1]) != tc.want[1] {
+				t.Fatalf("Placement() %v, want the deployment's %v", p, tc.want)
+			}
+		})
 	}
 }

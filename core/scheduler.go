@@ -147,6 +147,7 @@ func New(cfg Config) (*Scheduler, error) {
 		}
 	}
 	if cfg.Recovered != nil {
+		s.preferPlacement(cfg.Recovered.Placement)
 		var why string
 		if s.adopt, why = s.newAdoption(cfg.Recovered); s.adopt == nil {
 			s.adoptSkipped = why
