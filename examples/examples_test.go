@@ -2,6 +2,7 @@ package examples_test
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"sort"
 	"strings"
@@ -112,5 +113,18 @@ func TestKafkaCountBadArguments(t *testing.T) {
 				t.Fatalf("error %v, want one containing %q", err, tc.want)
 			}
 		})
+	}
+}
+
+// TestWordCountAppendToFormatsAsSprintf: the sink's AppendTo writes what "(%s,%d)" would.
+func TestWordCountAppendToFormatsAsSprintf(t *testing.T) {
+	for _, w := range []examples.WordCount{{"", 0}, {"a", 1}, {"w042", 255}, {"wörd", 1 << 40}, {"x", -7}, {"m", math.MinInt64}, {"M", math.MaxInt64}} {
+		want := fmt.Sprintf("(%s,%d)", w.Word, w.Count)
+		if got := string(w.AppendTo([]byte("pre"))); got != "pre"+want {
+			t.Errorf("AppendTo(%+v) = %q, want %q", w, got, "pre"+want)
+		}
+		if got := w.String(); got != want {
+			t.Errorf("String(%+v) = %q, want %q", w, got, want)
+		}
 	}
 }

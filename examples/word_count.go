@@ -2,6 +2,7 @@ package examples
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"unicode"
 
@@ -17,7 +18,14 @@ type WordCount struct {
 	Count int64
 }
 
-func (w WordCount) String() string { return fmt.Sprintf("(%s,%d)", w.Word, w.Count) }
+func (w WordCount) String() string { return string(w.AppendTo(nil)) }
+
+// AppendTo appends w as String formats it, "(word,count)", to dst: the file sink formats
+// every update straight into its write buffer with it.
+func (w WordCount) AppendTo(dst []byte) []byte {
+	dst = append(append(append(dst, '('), w.Word...), ',')
+	return append(strconv.AppendInt(dst, w.Count, 10), ')')
+}
 
 // WordCountCodec is the hand-written codec of WordCount (length-prefixed word, varint count).
 type WordCountCodec struct{}
@@ -73,7 +81,7 @@ func BuildWordCount(args []string) (*stream.Job, error) {
 	counts := stream.Reduce(stream.KeyBy(words, func(w WordCount) string { return w.Word }), "count",
 		func(acc, v WordCount) WordCount { return WordCount{Word: acc.Word, Count: acc.Count + v.Count} })
 	if a.output != "" {
-		stream.FileSink(counts, "sink", a.output, WordCount.String)
+		stream.FileSinkAppend(counts, "sink", a.output, func(dst []byte, w WordCount) []byte { return w.AppendTo(dst) })
 	} else {
 		stream.Print(counts, "print", nil)
 	}

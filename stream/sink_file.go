@@ -33,12 +33,26 @@ import (
 // ignore names starting with ".". An output directory belongs to one job: a sink deletes the
 // hidden files of its name left there by other AM processes or earlier attempts.
 func FileSink[T any](s DataStream[T], name, dir string, format func(T) string) {
+	fileSink(s, name, dir, &fileSinkOp[T]{format: format})
+}
+
+// FileSinkAppend is FileSink with a formatter that appends v's line (without the "\n") to
+// dst and returns the extended slice, as strconv.AppendInt does: the sink formats straight
+// into its write buffer, so a record costs no string of its own (a Sprintf per record
+// allocates the string and boxes its arguments).
+func FileSinkAppend[T any](s DataStream[T], name, dir string, appendLine func(dst []byte, v T) []byte) {
+	fileSink(s, name, dir, &fileSinkOp[T]{appendLine: appendLine})
+}
+
+func fileSink[T any](s DataStream[T], name, dir string, proto *fileSinkOp[T]) {
 	out, err := ParseOutput(name, dir)
 	if err != nil {
 		s.job.fail(fmt.Errorf("job %q: %w", s.job.name, err))
 	}
 	s.job.outputs = append(s.job.outputs, out)
-	Sink(s, name, func() Operator { return &fileSinkOp[T]{out: out, format: format} })
+	Sink(s, name, func() Operator {
+		return &fileSinkOp[T]{out: out, format: proto.format, appendLine: proto.appendLine}
+	})
 }
 
 // ErrFatal marks an operator error the subtask cannot go on after, not even by declining the
@@ -73,17 +87,19 @@ func pendingFromItem(it ListItem) (pendingFile, error) {
 
 type fileSinkOp[T any] struct {
 	BaseOperator
-	out     Output
-	format  func(T) string
-	rt      Runtime
-	ctx     context.Context // the subtask's: bounds the writers
-	st      storage.Storage
-	seq     int
-	cur     storage.Writer
-	curW    *bufio.Writer
-	curTmp  string
-	curFin  string
-	pending []pendingFile
+	out    Output
+	format func(T) string
+	// appendLine, when set instead of format, appends a record's line to the write buffer.
+	appendLine func(dst []byte, v T) []byte
+	rt         Runtime
+	ctx        context.Context // the subtask's: bounds the writers
+	st         storage.Storage
+	seq        int
+	cur        storage.Writer
+	curW       *bufio.Writer
+	curTmp     string
+	curFin     string
+	pending    []pendingFile
 }
 
 func (o *fileSinkOp[T]) Open(ctx context.Context, rt Runtime, restored StateReader) error {
@@ -191,10 +207,15 @@ func (o *fileSinkOp[T]) processTyped(v T, _ int64, _ Collector) error {
 			return err
 		}
 	}
-	if _, err := o.curW.WriteString(o.format(v)); err != nil {
-		return fmt.Errorf("file sink %s: writing %s: %w", o.rt.OperatorID, o.curTmp, err)
+	var err error
+	if o.appendLine != nil {
+		// Formatted into the buffer's free space; a line longer than that is appended to a
+		// new slice, which Write copies in.
+		_, err = o.curW.Write(append(o.appendLine(o.curW.AvailableBuffer(), v), '\n'))
+	} else if _, err = o.curW.WriteString(o.format(v)); err == nil {
+		err = o.curW.WriteByte('\n')
 	}
-	if err := o.curW.WriteByte('\n'); err != nil {
+	if err != nil {
 		return fmt.Errorf("file sink %s: writing %s: %w", o.rt.OperatorID, o.curTmp, err)
 	}
 	return nil

@@ -191,3 +191,61 @@ func TestFileSinkNamesSurviveAnAMRestart(t *testing.T) {
 		t.Fatalf("committed %v, want %v (one AM's file overwrote the other's)", got, want)
 	}
 }
+
+// TestFileSinkAppend: a sink formatting by appending writes the same lines as one formatting
+// to strings, lines longer than its write buffer (64 KiB) and an empty one included.
+func TestFileSinkAppend(t *testing.T) {
+	ctx := context.Background()
+	long := strings.Repeat("y", 200<<10)
+	in := []string{"a", long, "", "b", long + "z"}
+	for _, tc := range []struct {
+		name string
+		add  func(s stream.DataStream[string], dir string)
+	}{
+		{"format", func(s stream.DataStream[string], dir string) {
+			stream.FileSink(s, "sink", dir, func(v string) string { return "<" + v + ">" })
+		}},
+		{"append", func(s stream.DataStream[string], dir string) {
+			stream.FileSinkAppend(s, "sink", dir, func(dst []byte, v string) []byte { return append(append(append(dst, '<'), v...), '>') })
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			job := stream.NewJob("j", 1, 0)
+			src := stream.NumberSequenceSource(job, "n", stream.NumberSequence{From: 1, To: 2})
+			tc.add(stream.Map(src, "s", func(int64) string { return "" }).WithParallelism(1), dir)
+			sink := vertexOps(t, job, "n")[1].Operator
+			rt := runtimeFor("sink", 1, 0, 128)
+			open(t, sink, rt, nil)
+			for _, v := range in {
+				if err := sink.Process(v, 0, nil); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := sink.EndInput(ctx, nil); err != nil {
+				t.Fatal(err)
+			}
+			entries, err := os.ReadDir(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got string
+			for _, e := range entries {
+				if !strings.HasPrefix(e.Name(), ".") {
+					b, err := os.ReadFile(dir + "/" + e.Name())
+					if err != nil {
+						t.Fatal(err)
+					}
+					got += string(b)
+				}
+			}
+			want := "<a>\n<" + long + ">\n<>\n<b>\n<" + long + "z>\n"
+			if got != want {
+				t.Fatalf("committed %d bytes, want %d (first 20: %q)", len(got), len(want), got[:min(20, len(got))])
+			}
+			if err := sink.Close(); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
