@@ -32,6 +32,7 @@ type fakeAM struct {
 	failStatus string // and its status: COMPLETED (Flink) or FAILED (tide)
 	lastBody   map[string]any
 	state      string // the job's state ("": RUNNING)
+	stopping   bool   // a stop-with-savepoint was triggered: the job ends with its savepoint
 }
 
 func (f *fakeAM) jobState() string {
@@ -170,6 +171,10 @@ func (f *fakeAM) handler() http.Handler {
 			op := map[string]any{"checkpointId": 7}
 			if kind == "savepoints" {
 				dir, _ := f.lastBody["target-directory"].(string)
+				if f.stopping {
+					dir, _ = f.lastBody["targetDirectory"].(string)
+					f.state, f.stopping = "CANCELED", false
+				}
 				op = map[string]any{"location": dir + "/savepoint-7"}
 			}
 			status := "COMPLETED"
@@ -182,6 +187,23 @@ func (f *fakeAM) handler() http.Handler {
 	}
 	trigger("checkpoints")
 	trigger("savepoints")
+	mux.HandleFunc("GET "+job+"/status", func(w http.ResponseWriter, _ *http.Request) {
+		writeBody(w, 200, map[string]string{"id": testJobID, "status": f.jobState()})
+	})
+	mux.HandleFunc("POST "+job+"/stop", func(w http.ResponseWriter, r *http.Request) {
+		if !f.authorized(w, r) {
+			return
+		}
+		var body map[string]any
+		if err := json.NewDecoder(r.Body).Decode(&body); err != nil {
+			fail(w, 400, err.Error())
+			return
+		}
+		f.mu.Lock()
+		f.lastBody, f.polls, f.stopping = body, 0, true
+		f.mu.Unlock()
+		writeBody(w, 202, map[string]string{"request-id": "savepoints-trigger-1"})
+	})
 	mux.HandleFunc("GET "+job+"/rescales", func(w http.ResponseWriter, _ *http.Request) {
 		writeBody(w, 200, map[string]any{"rescales": []map[string]any{
 			{"id": 1, "trigger": "INITIAL_SCHEDULE", "outcome": "COMPLETED", "start": 1700000000000, "duration": 1200, "attempt": 1,
@@ -404,6 +426,51 @@ func TestClientCheckpointAndSavepoint(t *testing.T) {
 		if code != exitError || !strings.Contains(out, "failed: checkpoint declined by window (1/2)") {
 			t.Fatalf("failed checkpoint (status %s): exit %d:\n%s", status, code, out)
 		}
+	}
+}
+
+func TestClientStop(t *testing.T) {
+	f, srv := newFakeAM(t)
+	out, code := runTide(t, "stop", "a1b2", "--savepointPath", "file:///tmp/sp", "-m", addr(srv))
+	if code != exitOK || !strings.Contains(out, "Savepoint completed. Path: file:///tmp/sp/savepoint-7") || !strings.Contains(out, "Job "+testJobID+" is CANCELED.") {
+		t.Fatalf("stop: exit %d:\n%s", code, out)
+	}
+	if f.lastBody["targetDirectory"] != "file:///tmp/sp" || f.lastBody["formatType"] != "CANONICAL" || f.lastBody["drain"] != nil {
+		t.Errorf("stop body %v", f.lastBody)
+	}
+	// The job has ended: nothing to stop, and the error names its state.
+	out, code = runTide(t, "stop", "a1b2", "-m", addr(srv))
+	if code != exitError || !strings.Contains(out, "is CANCELED: it has ended") {
+		t.Fatalf("stop of an ended job: exit %d:\n%s", code, out)
+	}
+	f.mu.Lock()
+	f.state, f.lastBody = "", nil
+	f.mu.Unlock()
+	for _, tc := range []struct {
+		name string
+		args []string
+		code int
+		want string
+	}{
+		{"unknown format", []string{"--formatType", "bogus"}, exitUsage, "bogus"},
+		{"no job", nil, exitUsage, "JOB"},
+		{"unknown job", []string{"ffff"}, exitError, "ffff"},
+	} {
+		args := append([]string{"stop"}, tc.args...)
+		if tc.name == "unknown format" {
+			args = append(args, "a1b2")
+		}
+		out, code := runTide(t, append(args, "-m", addr(srv))...)
+		if code != tc.code || !strings.Contains(out, tc.want) {
+			t.Errorf("%s: exit %d (want %d), output lacks %q:\n%s", tc.name, code, tc.code, tc.want, out)
+		}
+	}
+	if f.lastBody != nil {
+		t.Errorf("a refused stop reached the AM: %v", f.lastBody)
+	}
+	out, code = runTide(t, "stop", "a1b2", "--drain", "--formatType", "NATIVE", "-m", addr(srv))
+	if code != exitOK || f.lastBody["drain"] != true || f.lastBody["formatType"] != "NATIVE" {
+		t.Fatalf("stop --drain --formatType NATIVE: exit %d, body %v:\n%s", code, f.lastBody, out)
 	}
 }
 
