@@ -41,7 +41,7 @@ func TestLoadRetainedIncrementalCheckpoint(t *testing.T) {
 		}
 
 		a := &AM{cfg: Config{JobID: recoverJobID, Storage: st}}
-		native, err := a.copySavepoint(ctx, root+"/savepoints", 3)
+		native, err := a.copySavepoint(ctx, root+"/savepoints", savepointDirName(recoverJobID), 3)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -33,7 +33,7 @@ func takeSavepoint(t *testing.T, st storage.Storage) string {
 	writeCheckpoint(t, s, 1)
 	writeCheckpoint(t, s, 2)
 	a := &AM{cfg: Config{JobID: recoverJobID, Storage: st}}
-	loc, err := a.copySavepoint(context.Background(), strings.TrimSuffix(st.URI(), "/")+"/savepoints", 2)
+	loc, err := a.copySavepoint(context.Background(), strings.TrimSuffix(st.URI(), "/")+"/savepoints", savepointDirName(recoverJobID), 2)
 	if err != nil {
 		t.Fatal(err)
 	}

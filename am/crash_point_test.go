@@ -33,9 +33,18 @@ func TestParseCrashPoint(t *testing.T) {
 }
 
 func TestParseCrashPointSavepoint(t *testing.T) {
-	got, err := parseCrashPoint("savepoint-acknowledged:2")
-	if err != nil || got != (crashPoint{savepointAcks: 2}) {
-		t.Fatalf("parseCrashPoint(savepoint-acknowledged:2) = %+v, %v", got, err)
+	for in, want := range map[string]crashPoint{
+		"savepoint-acknowledged:2": {savepointAcks: 2},
+		"savepoint-copied:3":       {savepointFiles: 3},
+	} {
+		if got, err := parseCrashPoint(in); err != nil || got != want {
+			t.Errorf("parseCrashPoint(%s) = %+v, %v; want %+v", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"savepoint-copied:0", "savepoint-copied:", "savepoint-copied:-1"} {
+		if got, err := parseCrashPoint(in); err == nil {
+			t.Errorf("parseCrashPoint(%s) = %+v; want an error", in, got)
+		}
 	}
 }
 
@@ -44,9 +53,10 @@ func FuzzParseCrashPoint(f *testing.F) {
 	f.Add("checkpoint-completed:")
 	f.Add(":")
 	f.Add("savepoint-acknowledged:3")
+	f.Add("savepoint-copied:1")
 	f.Fuzz(func(t *testing.T, v string) {
 		cp, err := parseCrashPoint(v)
-		if err == nil && v != "" && cp.afterCompleted < 1 && cp.savepointAcks < 1 {
+		if err == nil && v != "" && cp.afterCompleted < 1 && cp.savepointAcks < 1 && cp.savepointFiles < 1 {
 			t.Fatalf("parseCrashPoint(%q) accepted %+v", v, cp)
 		}
 		if err != nil && cp != (crashPoint{}) {

@@ -83,7 +83,9 @@ func (a *AM) startSavepointCopy(op operation, e checkpoint.HistoryEntry) {
 	}()
 	go func() {
 		defer cancel()
-		location, err := a.copySavepoint(ctx, op.TargetDir, e.ID)
+		run := &savepointRun{opID: op.ID, stop: op.Kind == opStop, format: checkpoint.FormatNative,
+			targetURI: op.TargetDir, dir: savepointDirName(a.cfg.JobID), id: e.ID}
+		location, err := a.copyRecordedSavepoint(ctx, run)
 		if a.ckpt.pins.unpin(e.ID) {
 			// If the loop has ended, the next AM's recovery trims what is beyond num-retained.
 			a.post(func() { a.ckpt.discard(e.ID) })
@@ -105,9 +107,42 @@ func (a *AM) startSavepointCopy(op operation, e checkpoint.HistoryEntry) {
 	}()
 }
 
-// copySavepoint copies checkpoint id into a new directory under target and returns its
-// URI. _metadata is copied last: a savepoint directory counts only with it in place.
-func (a *AM) copySavepoint(ctx context.Context, target string, id int64) (string, error) {
+// copyRecordedSavepoint copies checkpoint run.id into the savepoint directory run.dir
+// under run.targetURI and returns its URI. Like a canonical savepoint's, the directory is
+// recorded durably in the AM state first (checkpoint_savepoint_lost.go), so that the next
+// AM deletes what a copy left half done when this AM dies; a copy that fails deletes its
+// directory itself. The record goes once the directory is complete or gone.
+func (a *AM) copyRecordedSavepoint(ctx context.Context, run *savepointRun) (string, error) {
+	where := strings.TrimSuffix(run.targetURI, "/") + "/" + run.dir
+	var version uint64
+	if err := a.mutate(ctx, func() { version = a.ckpt.recordSavepointDir(run) }); err != nil {
+		return "", fmt.Errorf("savepoint not taken: its directory %s could not be recorded in the AM state first: %w", where, err)
+	}
+	forget := func() { a.post(func() { a.ckpt.forgetSavepointDir(run) }) }
+	if err := a.waitStateDurable(ctx, version); err != nil {
+		forget() // nothing was written into it
+		return "", fmt.Errorf("savepoint not taken: its directory %s could not be recorded in the AM state first: %w", where, err)
+	}
+	location, err := a.copySavepoint(ctx, run.targetURI, run.dir, run.id)
+	if err == nil {
+		forget()
+		return location, nil
+	}
+	// The copy's partial directory: deleted now (kept in the record when that fails, for
+	// the next AM).
+	dctx, dcancel := context.WithTimeout(context.WithoutCancel(ctx), lostSavepointTimeout)
+	defer dcancel()
+	if _, derr := deleteUnlessComplete(dctx, persistedSavepoint{StorageURI: run.targetURI, Dir: run.dir}); derr != nil {
+		return "", fmt.Errorf("%w (its partial directory %s could not be deleted: %v)", err, where, derr)
+	}
+	forget()
+	return "", fmt.Errorf("%w (its partial directory %s was deleted)", err, where)
+}
+
+// copySavepoint copies checkpoint id into the new directory name under target and
+// returns its URI. _metadata is copied last: a savepoint directory counts only with it in
+// place.
+func (a *AM) copySavepoint(ctx context.Context, target, name string, id int64) (string, error) {
 	src := a.cfg.Storage
 	if src == nil {
 		return "", errors.New("checkpointing is off")
@@ -117,7 +152,6 @@ func (a *AM) copySavepoint(ctx context.Context, target string, id int64) (string
 		return "", fmt.Errorf("open savepoint directory %s: %w", target, err)
 	}
 	defer dst.Close()
-	name := savepointDirName(a.cfg.JobID)
 	from := checkpoint.ChkDir(a.cfg.JobID, id)
 	// A savepoint must be restorable: refuse to copy a checkpoint whose _metadata lists
 	// a file that is not there with its recorded size.
@@ -131,6 +165,7 @@ func (a *AM) copySavepoint(ctx context.Context, target string, id int64) (string
 		return "", fmt.Errorf("list checkpoint %d in %s (it may have been discarded under state.checkpoints.num-retained): %w", id, src.URI(), err)
 	}
 	var metadata []string
+	copied := 0
 	for _, f := range files {
 		if path.Base(f) == checkpoint.MetadataFile {
 			metadata = append(metadata, f)
@@ -139,6 +174,8 @@ func (a *AM) copySavepoint(ctx context.Context, target string, id int64) (string
 		if err := copyFile(ctx, src, path.Join(from, f), dst, path.Join(name, f)); err != nil {
 			return "", err
 		}
+		copied++
+		a.ckpt.crashIfSavepointCopied(id, copied)
 	}
 	if len(metadata) == 0 {
 		return "", fmt.Errorf("checkpoint %d in %s has no %s", id, src.URI(), checkpoint.MetadataFile)

@@ -14,17 +14,27 @@ import (
 	"github.com/tidestream/tide/standalone"
 )
 
-// TestAMFailoverDeletesPartialSavepoint: the AM SIGKILLs itself (am.CrashPointEnv
-// savepoint-acknowledged:1) once one subtask wrote its state into a canonical savepoint's
-// directory under state.savepoints.dir, before _metadata: a partial savepoint, far from
-// the job's checkpoints. The next AM finds its directory in the persisted AM state,
+// TestAMFailoverDeletesPartialSavepoint: the AM SIGKILLs itself mid-savepoint, before
+// _metadata, leaving a partial savepoint under state.savepoints.dir, far from the job's
+// checkpoints: CANONICAL (am.CrashPointEnv savepoint-acknowledged:1: one subtask wrote its
+// state into the directory) and NATIVE (savepoint-copied:1: the AM's copy of the
+// checkpoint wrote one file). The next AM finds the directory in the persisted AM state,
 // deletes it, adopts the running subtasks, and the job's output is exact.
 func TestAMFailoverDeletesPartialSavepoint(t *testing.T) {
+	for _, tc := range []struct{ format, crashAt string }{
+		{"CANONICAL", "savepoint-acknowledged:1"},
+		{"NATIVE", "savepoint-copied:1"},
+	} {
+		t.Run(tc.format, func(t *testing.T) { testAMFailoverDeletesPartialSavepoint(t, tc.format, tc.crashAt) })
+	}
+}
+
+func testAMFailoverDeletesPartialSavepoint(t *testing.T, format, crashAt string) {
 	ckpt, out, sp := t.TempDir(), t.TempDir(), t.TempDir()
 	dyn := append(adoptingReactive(ckpt), "state.savepoints.dir=file://"+sp)
 	args := []string{"--records", "40000", "--keys", "7", "--rate", "2000", "--output", out}
 	r := testkit.StartAMRestartCluster(t, tideBin, standalone.LocalOptions{Dynamic: dyn, JobName: examples.CheckableCountName,
-		JobArgs: args, TaskManagers: 2, Env: []string{am.CrashPointEnv + "=savepoint-acknowledged:1"}})
+		JobArgs: args, TaskManagers: 2, Env: []string{am.CrashPointEnv + "=" + crashAt}})
 	c := r.C
 	jid := jobID(t, c)
 	d := waitRunningAt(t, c, jid, 2)
@@ -36,13 +46,13 @@ func TestAMFailoverDeletesPartialSavepoint(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	if _, err := client.TriggerSavepoint(ctx, jid, api.SavepointTriggerRequest{}); err != nil {
+	if _, err := client.TriggerSavepoint(ctx, jid, api.SavepointTriggerRequest{FormatType: format}); err != nil {
 		t.Fatalf("POST /jobs/%s/savepoints: %v", jid, err)
 	}
 	select {
 	case <-c.AMDone():
 	case <-time.After(3 * time.Minute):
-		t.Fatalf("the AM did not reach its crash point (a savepoint acknowledged) within 3 minutes (logs in %s)", c.LogDir())
+		t.Fatalf("the AM did not reach its crash point (%s) within 3 minutes (logs in %s)", crashAt, c.LogDir())
 	}
 	dirs, err := filepath.Glob(filepath.Join(sp, "savepoint-*"))
 	if err != nil || len(dirs) != 1 {
