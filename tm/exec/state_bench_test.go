@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/tidestream/tide/state"
 	"github.com/tidestream/tide/storage"
+	"github.com/tidestream/tide/stream"
 	"github.com/tidestream/tide/test/hadoop/hadooptest"
 	"github.com/tidestream/tide/tm/snapshot"
 )
@@ -23,7 +25,8 @@ import (
 // TIDE_BENCH_STATE_1G=1) on the code paths a checkpoint and a restore take: the full
 // pebble checkpoint (a view streamed into one state file), incremental checkpoints (a
 // Pebble checkpoint, new tables uploaded) before and after 1% of the keys changed, the
-// heap backend's checkpoint of the same entries, and a plain copy of the same number of
+// heap backend's checkpoint of the same entries (a copy-on-write view at the barrier,
+// streamed into its state file), and a plain copy of the same number of
 // bytes; restores from checkpoint storage and from local files at the same key groups,
 // and of half the key groups; state updates per second while an upload runs against
 // without; the process's peak RSS. Storage is file:// and, with the mini-cluster
@@ -153,35 +156,45 @@ func benchState(b *testing.B, size int64, kind string) {
 	}
 	i2Sync, i2Total, i2Bytes, i2Dir, i2Files := incr(3)
 
-	// The heap backend: the entries in a Go map, encoded at the barrier, then written.
-	heap := make(map[string][]byte, n)
+	// The heap backend as its checkpoints run: the entries in its copy-on-write table
+	// (state.KeyGroupMap), a view taken at the barrier (the synchronous part), then
+	// streamed into the state file in storage (tm/snapshot's deferred writes).
+	heap := &state.KeyGroupMap[string, []byte]{Copy: func(v *[]byte) (*[]byte, error) { c := slices.Clone(*v); return &c, nil }}
 	for i := range n {
 		v := make([]byte, benchValue)
 		randomize(rng, v)
-		heap[string(benchKey(i))] = v
+		k := benchKey(i)
+		heap.Put(len(k)%benchMaxP, string(k), &v)
 	}
 	t0 = time.Now()
 	w := &snapshot.Writer{}
-	ow := w.Operator("op")
-	for k, v := range heap {
-		ow.Keyed("count", len(k)%benchMaxP, []byte(k), v)
-	}
-	data := w.Encode(snapshot.Header{Vertex: "count", Parallelism: 1, MaxParallelism: benchMaxP, KeyGroupEnd: benchMaxP - 1, Checkpoint: 4, Attempt: 1})
+	w.AllowDeferred()
+	ow := w.Operator("op").(stream.AsyncStateWriter)
+	view := heap.Snapshot()
+	ow.Defer(func(sw stream.StateWriter) error {
+		return view.Range(0, benchMaxP-1, func(kg int, k string, v *[]byte) error {
+			sw.Keyed("count", kg, []byte(k), *v)
+			return nil
+		})
+	}, view.Release)
 	heapSync := time.Since(t0)
-	if err := storage.WriteFile(ctx, st, "job/chk-4/count-0.state", data); err != nil {
+	out, err := st.Create(ctx, "job/chk-4/count-0.state")
+	if err != nil {
+		b.Fatal(err)
+	}
+	heapBytes, err := w.EncodeTo(out, snapshot.Header{Vertex: "count", Parallelism: 1, MaxParallelism: benchMaxP, KeyGroupEnd: benchMaxP - 1, Checkpoint: 4, Attempt: 1}, nil)
+	if err == nil {
+		err = out.Commit(ctx)
+	}
+	if err != nil {
 		b.Fatal(err)
 	}
 	heapTotal := time.Since(t0)
-	heapBytes := int64(len(data))
-	heap = nil
-	w = nil
+	heap, w = nil, nil
 
-	// A plain copy of the full checkpoint's bytes.
+	// A plain copy of the heap checkpoint's bytes.
 	plain := filepath.Join(dir, "plain")
-	if err := os.WriteFile(plain, data, 0o600); err != nil {
-		b.Fatal(err)
-	}
-	data = nil
+	downloadTo(b, st, "job/chk-4/count-0.state", plain)
 	t0 = time.Now()
 	if err := uploadLocalFile(ctx, st, plain, "job/plain"); err != nil {
 		b.Fatal(err)
@@ -192,7 +205,7 @@ func benchState(b *testing.B, size int64, kind string) {
 	fmt.Printf("  pebble full (view, streamed file)     %9s %9s  %s\n", rd(fullSync), rd(fullTotal), mb(fullBytes))
 	fmt.Printf("  pebble incremental, first             %9s %9s  %s\n", rd(i1Sync), rd(i1Total), mb(i1Bytes))
 	fmt.Printf("  pebble incremental, 1%% keys changed   %9s %9s  %s = %.2f%% of the full one (goal <= 5%%)\n", rd(i2Sync), rd(i2Total), mb(i2Bytes), 100*float64(i2Bytes)/float64(fullBytes))
-	fmt.Printf("  heap backend full (encode, write)     %9s %9s  %s\n", rd(heapSync), rd(heapTotal), mb(heapBytes))
+	fmt.Printf("  heap backend full (view, streamed)    %9s %9s  %s\n", rd(heapSync), rd(heapTotal), mb(heapBytes))
 	fmt.Printf("  plain copy of %s                          %9s\n", mb(heapBytes), rd(copyUp))
 
 	// Restores of checkpoint 3 (incremental): from storage and from its local files.
