@@ -35,6 +35,9 @@ type checkpointCoordinator struct {
 	running  bool
 	attempt  core.AttemptID
 	timerGen uint64
+	// finalDue: every source subtask of attempt read its whole input and the checkpoint
+	// that lets the job finish is not triggered yet (checkpoint_final.go).
+	finalDue bool
 	// coord holds the source coordinator state of retained checkpoints, and of the
 	// pending one under its id.
 	coord map[int64]map[string][]byte
@@ -277,6 +280,7 @@ func (c *checkpointCoordinator) deployed(attempt core.AttemptID, restoreFrom cor
 		c.failed(f, false, false)
 	}
 	c.attempt = attempt
+	c.finalDue = false
 	if restoreFrom > 0 {
 		c.co.Restored(now, int64(restoreFrom), c.restorePath(int64(restoreFrom)))
 		c.am.stateDirty = true
@@ -360,13 +364,14 @@ func (c *checkpointCoordinator) trigger(d *deployment) {
 		c.arm(max(early.Until.Sub(now), time.Millisecond))
 		return
 	case errors.Is(err, checkpoint.ErrInFlight):
-		c.arm(c.interval)
+		c.arm(c.nextDelay())
 		return
 	case err != nil:
 		c.log.Warn("checkpoint not triggered", "attempt", d.attempt, "err", err)
 		c.arm(c.interval)
 		return
 	}
+	c.triggered(d.attempt)
 	// The enumerators are snapshotted before any barrier: split assignments sent after
 	// this point reach each reader after its TriggerCheckpoint (one ordered stream per
 	// TaskManager), so they belong to the next checkpoint.
@@ -561,7 +566,7 @@ func (c *checkpointCoordinator) finalized(done checkpoint.Completed, err error) 
 	}
 	c.am.step(core.CheckpointCompleted{Attempt: core.AttemptID(done.Attempt), Checkpoint: core.CheckpointID(done.ID)})
 	if c.running {
-		c.arm(c.interval)
+		c.arm(c.nextDelay())
 	}
 }
 

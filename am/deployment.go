@@ -15,6 +15,8 @@ type deployment struct {
 	// where each subtask runs
 	placement map[core.SubtaskID]core.TaskManagerID
 	states    map[core.SubtaskID]core.TaskState
+	// inputEnded are the source subtasks that read their whole input (checkpoint_final.go).
+	inputEnded map[core.SubtaskID]bool
 }
 
 // checkpointable reports whether a checkpoint can be taken: every subtask runs or has

@@ -88,6 +88,9 @@ func (a *AM) handle(s *session, msg *rpc.TaskManagerMessage) {
 	case *rpc.TaskManagerMessage_SplitRequest:
 		r := m.SplitRequest
 		a.splitRequest(s, core.AttemptID(r.GetAttempt()), core.VertexID(r.GetVertex()), int(r.GetIndex()))
+	case *rpc.TaskManagerMessage_InputEnded:
+		r := m.InputEnded
+		a.inputEnded(core.AttemptID(r.GetAttempt()), core.SubtaskID{Vertex: core.VertexID(r.GetVertex()), Index: int(r.GetIndex())})
 	case *rpc.TaskManagerMessage_Unregister:
 		a.log.Info("TaskManager unregistering", "taskmanager", s.id, "reason", m.Unregister.GetReason())
 		if sd, ok := a.driver.(interface{ Forget(core.TaskManagerID) }); ok {

@@ -41,6 +41,7 @@ type TaskManagerMessage struct {
 	//	*TaskManagerMessage_Unregister
 	//	*TaskManagerMessage_TaskMetrics
 	//	*TaskManagerMessage_WarmupProgress
+	//	*TaskManagerMessage_InputEnded
 	Kind          isTaskManagerMessage_Kind `protobuf_oneof:"kind"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -164,6 +165,15 @@ func (x *TaskManagerMessage) GetWarmupProgress() *WarmupProgress {
 	return nil
 }
 
+func (x *TaskManagerMessage) GetInputEnded() *PerfInputEnded {
+	if x != nil {
+		if x, ok := x.Kind.(*TaskManagerMessage_InputEnded); ok {
+			return x.InputEnded
+		}
+	}
+	return nil
+}
+
 type isTaskManagerMessage_Kind interface {
 	isTaskManagerMessage_Kind()
 }
@@ -204,6 +214,10 @@ type TaskManagerMessage_WarmupProgress struct {
 	WarmupProgress *WarmupProgress `protobuf:"bytes,30,opt,name=warmup_progress,json=warmupProgress,proto3,oneof"`
 }
 
+type TaskManagerMessage_InputEnded struct {
+	InputEnded *PerfInputEnded `protobuf:"bytes,80,opt,name=input_ended,json=inputEnded,proto3,oneof"`
+}
+
 func (*TaskManagerMessage_Register) isTaskManagerMessage_Kind() {}
 
 func (*TaskManagerMessage_Heartbeat) isTaskManagerMessage_Kind() {}
@@ -221,6 +235,8 @@ func (*TaskManagerMessage_Unregister) isTaskManagerMessage_Kind() {}
 func (*TaskManagerMessage_TaskMetrics) isTaskManagerMessage_Kind() {}
 
 func (*TaskManagerMessage_WarmupProgress) isTaskManagerMessage_Kind() {}
+
+func (*TaskManagerMessage_InputEnded) isTaskManagerMessage_Kind() {}
 
 type Register struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -856,6 +872,69 @@ func (x *SplitRequest) GetIndex() int32 {
 	return 0
 }
 
+// PerfInputEnded: a source subtask read its whole input (end of input went downstream).
+// Once every source subtask of the attempt has, the AM triggers the checkpoint that lets
+// the job finish at once instead of at the next interval.
+type PerfInputEnded struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Attempt       int64                  `protobuf:"varint,1,opt,name=attempt,proto3" json:"attempt,omitempty"`
+	Vertex        string                 `protobuf:"bytes,2,opt,name=vertex,proto3" json:"vertex,omitempty"`
+	Index         int32                  `protobuf:"varint,3,opt,name=index,proto3" json:"index,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PerfInputEnded) Reset() {
+	*x = PerfInputEnded{}
+	mi := &file_tide_proto_msgTypes[9]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PerfInputEnded) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PerfInputEnded) ProtoMessage() {}
+
+func (x *PerfInputEnded) ProtoReflect() protoreflect.Message {
+	mi := &file_tide_proto_msgTypes[9]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PerfInputEnded.ProtoReflect.Descriptor instead.
+func (*PerfInputEnded) Descriptor() ([]byte, []int) {
+	return file_tide_proto_rawDescGZIP(), []int{9}
+}
+
+func (x *PerfInputEnded) GetAttempt() int64 {
+	if x != nil {
+		return x.Attempt
+	}
+	return 0
+}
+
+func (x *PerfInputEnded) GetVertex() string {
+	if x != nil {
+		return x.Vertex
+	}
+	return ""
+}
+
+func (x *PerfInputEnded) GetIndex() int32 {
+	if x != nil {
+		return x.Index
+	}
+	return 0
+}
+
 // TaskMetrics is a TaskManager's periodic sample of its running subtasks (every
 // metrics.task.interval). Counters and times are cumulative since the subtask started; the
 // AM derives rates from two samples of one subtask.
@@ -868,7 +947,7 @@ type TaskMetrics struct {
 
 func (x *TaskMetrics) Reset() {
 	*x = TaskMetrics{}
-	mi := &file_tide_proto_msgTypes[9]
+	mi := &file_tide_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -880,7 +959,7 @@ func (x *TaskMetrics) String() string {
 func (*TaskMetrics) ProtoMessage() {}
 
 func (x *TaskMetrics) ProtoReflect() protoreflect.Message {
-	mi := &file_tide_proto_msgTypes[9]
+	mi := &file_tide_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -893,7 +972,7 @@ func (x *TaskMetrics) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TaskMetrics.ProtoReflect.Descriptor instead.
 func (*TaskMetrics) Descriptor() ([]byte, []int) {
-	return file_tide_proto_rawDescGZIP(), []int{9}
+	return file_tide_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *TaskMetrics) GetSubtasks() []*SubtaskMetrics {
@@ -939,7 +1018,7 @@ type SubtaskMetrics struct {
 
 func (x *SubtaskMetrics) Reset() {
 	*x = SubtaskMetrics{}
-	mi := &file_tide_proto_msgTypes[10]
+	mi := &file_tide_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -951,7 +1030,7 @@ func (x *SubtaskMetrics) String() string {
 func (*SubtaskMetrics) ProtoMessage() {}
 
 func (x *SubtaskMetrics) ProtoReflect() protoreflect.Message {
-	mi := &file_tide_proto_msgTypes[10]
+	mi := &file_tide_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -964,7 +1043,7 @@ func (x *SubtaskMetrics) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubtaskMetrics.ProtoReflect.Descriptor instead.
 func (*SubtaskMetrics) Descriptor() ([]byte, []int) {
-	return file_tide_proto_rawDescGZIP(), []int{10}
+	return file_tide_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *SubtaskMetrics) GetAttempt() int64 {
@@ -1096,7 +1175,7 @@ type SplitLag struct {
 
 func (x *SplitLag) Reset() {
 	*x = SplitLag{}
-	mi := &file_tide_proto_msgTypes[11]
+	mi := &file_tide_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1108,7 +1187,7 @@ func (x *SplitLag) String() string {
 func (*SplitLag) ProtoMessage() {}
 
 func (x *SplitLag) ProtoReflect() protoreflect.Message {
-	mi := &file_tide_proto_msgTypes[11]
+	mi := &file_tide_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1121,7 +1200,7 @@ func (x *SplitLag) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SplitLag.ProtoReflect.Descriptor instead.
 func (*SplitLag) Descriptor() ([]byte, []int) {
-	return file_tide_proto_rawDescGZIP(), []int{11}
+	return file_tide_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *SplitLag) GetSplit() string {
@@ -1148,7 +1227,7 @@ type Unregister struct {
 
 func (x *Unregister) Reset() {
 	*x = Unregister{}
-	mi := &file_tide_proto_msgTypes[12]
+	mi := &file_tide_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1160,7 +1239,7 @@ func (x *Unregister) String() string {
 func (*Unregister) ProtoMessage() {}
 
 func (x *Unregister) ProtoReflect() protoreflect.Message {
-	mi := &file_tide_proto_msgTypes[12]
+	mi := &file_tide_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1173,7 +1252,7 @@ func (x *Unregister) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Unregister.ProtoReflect.Descriptor instead.
 func (*Unregister) Descriptor() ([]byte, []int) {
-	return file_tide_proto_rawDescGZIP(), []int{12}
+	return file_tide_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *Unregister) GetReason() string {
@@ -1207,7 +1286,7 @@ type JobManagerMessage struct {
 
 func (x *JobManagerMessage) Reset() {
 	*x = JobManagerMessage{}
-	mi := &file_tide_proto_msgTypes[13]
+	mi := &file_tide_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1219,7 +1298,7 @@ func (x *JobManagerMessage) String() string {
 func (*JobManagerMessage) ProtoMessage() {}
 
 func (x *JobManagerMessage) ProtoReflect() protoreflect.Message {
-	mi := &file_tide_proto_msgTypes[13]
+	mi := &file_tide_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1232,7 +1311,7 @@ func (x *JobManagerMessage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobManagerMessage.ProtoReflect.Descriptor instead.
 func (*JobManagerMessage) Descriptor() ([]byte, []int) {
-	return file_tide_proto_rawDescGZIP(), []int{13}
+	return file_tide_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *JobManagerMessage) GetKind() isJobManagerMessage_Kind {
@@ -1456,7 +1535,7 @@ type PerfBufferTimeout struct {
 
 func (x *PerfBufferTimeout) Reset() {
 	*x = PerfBufferTimeout{}
-	mi := &file_tide_proto_msgTypes[14]
+	mi := &file_tide_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1468,7 +1547,7 @@ func (x *PerfBufferTimeout) String() string {
 func (*PerfBufferTimeout) ProtoMessage() {}
 
 func (x *PerfBufferTimeout) ProtoReflect() protoreflect.Message {
-	mi := &file_tide_proto_msgTypes[14]
+	mi := &file_tide_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1481,7 +1560,7 @@ func (x *PerfBufferTimeout) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PerfBufferTimeout.ProtoReflect.Descriptor instead.
 func (*PerfBufferTimeout) Descriptor() ([]byte, []int) {
-	return file_tide_proto_rawDescGZIP(), []int{14}
+	return file_tide_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *PerfBufferTimeout) GetNanos() int64 {
@@ -1504,7 +1583,7 @@ type FailoverAdopt struct {
 
 func (x *FailoverAdopt) Reset() {
 	*x = FailoverAdopt{}
-	mi := &file_tide_proto_msgTypes[15]
+	mi := &file_tide_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1516,7 +1595,7 @@ func (x *FailoverAdopt) String() string {
 func (*FailoverAdopt) ProtoMessage() {}
 
 func (x *FailoverAdopt) ProtoReflect() protoreflect.Message {
-	mi := &file_tide_proto_msgTypes[15]
+	mi := &file_tide_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1529,7 +1608,7 @@ func (x *FailoverAdopt) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FailoverAdopt.ProtoReflect.Descriptor instead.
 func (*FailoverAdopt) Descriptor() ([]byte, []int) {
-	return file_tide_proto_rawDescGZIP(), []int{15}
+	return file_tide_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *FailoverAdopt) GetAttempt() int64 {
@@ -1559,7 +1638,7 @@ type FailoverCancel struct {
 
 func (x *FailoverCancel) Reset() {
 	*x = FailoverCancel{}
-	mi := &file_tide_proto_msgTypes[16]
+	mi := &file_tide_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1571,7 +1650,7 @@ func (x *FailoverCancel) String() string {
 func (*FailoverCancel) ProtoMessage() {}
 
 func (x *FailoverCancel) ProtoReflect() protoreflect.Message {
-	mi := &file_tide_proto_msgTypes[16]
+	mi := &file_tide_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1584,7 +1663,7 @@ func (x *FailoverCancel) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FailoverCancel.ProtoReflect.Descriptor instead.
 func (*FailoverCancel) Descriptor() ([]byte, []int) {
-	return file_tide_proto_rawDescGZIP(), []int{16}
+	return file_tide_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *FailoverCancel) GetAttempt() int64 {
@@ -1627,7 +1706,7 @@ type Registered struct {
 
 func (x *Registered) Reset() {
 	*x = Registered{}
-	mi := &file_tide_proto_msgTypes[17]
+	mi := &file_tide_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1639,7 +1718,7 @@ func (x *Registered) String() string {
 func (*Registered) ProtoMessage() {}
 
 func (x *Registered) ProtoReflect() protoreflect.Message {
-	mi := &file_tide_proto_msgTypes[17]
+	mi := &file_tide_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1652,7 +1731,7 @@ func (x *Registered) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Registered.ProtoReflect.Descriptor instead.
 func (*Registered) Descriptor() ([]byte, []int) {
-	return file_tide_proto_rawDescGZIP(), []int{17}
+	return file_tide_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *Registered) GetJobId() string {
@@ -1706,7 +1785,7 @@ type Rejected struct {
 
 func (x *Rejected) Reset() {
 	*x = Rejected{}
-	mi := &file_tide_proto_msgTypes[18]
+	mi := &file_tide_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1718,7 +1797,7 @@ func (x *Rejected) String() string {
 func (*Rejected) ProtoMessage() {}
 
 func (x *Rejected) ProtoReflect() protoreflect.Message {
-	mi := &file_tide_proto_msgTypes[18]
+	mi := &file_tide_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1731,7 +1810,7 @@ func (x *Rejected) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Rejected.ProtoReflect.Descriptor instead.
 func (*Rejected) Descriptor() ([]byte, []int) {
-	return file_tide_proto_rawDescGZIP(), []int{18}
+	return file_tide_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *Rejected) GetReason() string {
@@ -1757,7 +1836,7 @@ type VertexParallelism struct {
 
 func (x *VertexParallelism) Reset() {
 	*x = VertexParallelism{}
-	mi := &file_tide_proto_msgTypes[19]
+	mi := &file_tide_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1769,7 +1848,7 @@ func (x *VertexParallelism) String() string {
 func (*VertexParallelism) ProtoMessage() {}
 
 func (x *VertexParallelism) ProtoReflect() protoreflect.Message {
-	mi := &file_tide_proto_msgTypes[19]
+	mi := &file_tide_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1782,7 +1861,7 @@ func (x *VertexParallelism) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use VertexParallelism.ProtoReflect.Descriptor instead.
 func (*VertexParallelism) Descriptor() ([]byte, []int) {
-	return file_tide_proto_rawDescGZIP(), []int{19}
+	return file_tide_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *VertexParallelism) GetVertex() string {
@@ -1831,7 +1910,7 @@ type Subtask struct {
 
 func (x *Subtask) Reset() {
 	*x = Subtask{}
-	mi := &file_tide_proto_msgTypes[20]
+	mi := &file_tide_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1843,7 +1922,7 @@ func (x *Subtask) String() string {
 func (*Subtask) ProtoMessage() {}
 
 func (x *Subtask) ProtoReflect() protoreflect.Message {
-	mi := &file_tide_proto_msgTypes[20]
+	mi := &file_tide_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1856,7 +1935,7 @@ func (x *Subtask) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Subtask.ProtoReflect.Descriptor instead.
 func (*Subtask) Descriptor() ([]byte, []int) {
-	return file_tide_proto_rawDescGZIP(), []int{20}
+	return file_tide_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *Subtask) GetVertex() string {
@@ -1892,7 +1971,7 @@ type Location struct {
 
 func (x *Location) Reset() {
 	*x = Location{}
-	mi := &file_tide_proto_msgTypes[21]
+	mi := &file_tide_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1904,7 +1983,7 @@ func (x *Location) String() string {
 func (*Location) ProtoMessage() {}
 
 func (x *Location) ProtoReflect() protoreflect.Message {
-	mi := &file_tide_proto_msgTypes[21]
+	mi := &file_tide_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1917,7 +1996,7 @@ func (x *Location) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Location.ProtoReflect.Descriptor instead.
 func (*Location) Descriptor() ([]byte, []int) {
-	return file_tide_proto_rawDescGZIP(), []int{21}
+	return file_tide_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *Location) GetVertex() string {
@@ -1975,7 +2054,7 @@ type DeployTasks struct {
 
 func (x *DeployTasks) Reset() {
 	*x = DeployTasks{}
-	mi := &file_tide_proto_msgTypes[22]
+	mi := &file_tide_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1987,7 +2066,7 @@ func (x *DeployTasks) String() string {
 func (*DeployTasks) ProtoMessage() {}
 
 func (x *DeployTasks) ProtoReflect() protoreflect.Message {
-	mi := &file_tide_proto_msgTypes[22]
+	mi := &file_tide_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2000,7 +2079,7 @@ func (x *DeployTasks) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeployTasks.ProtoReflect.Descriptor instead.
 func (*DeployTasks) Descriptor() ([]byte, []int) {
-	return file_tide_proto_rawDescGZIP(), []int{22}
+	return file_tide_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *DeployTasks) GetAttempt() int64 {
@@ -2073,7 +2152,7 @@ type RestoreLocation struct {
 
 func (x *RestoreLocation) Reset() {
 	*x = RestoreLocation{}
-	mi := &file_tide_proto_msgTypes[23]
+	mi := &file_tide_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2085,7 +2164,7 @@ func (x *RestoreLocation) String() string {
 func (*RestoreLocation) ProtoMessage() {}
 
 func (x *RestoreLocation) ProtoReflect() protoreflect.Message {
-	mi := &file_tide_proto_msgTypes[23]
+	mi := &file_tide_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2098,7 +2177,7 @@ func (x *RestoreLocation) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RestoreLocation.ProtoReflect.Descriptor instead.
 func (*RestoreLocation) Descriptor() ([]byte, []int) {
-	return file_tide_proto_rawDescGZIP(), []int{23}
+	return file_tide_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *RestoreLocation) GetStorageUri() string {
@@ -2125,7 +2204,7 @@ type CancelTasks struct {
 
 func (x *CancelTasks) Reset() {
 	*x = CancelTasks{}
-	mi := &file_tide_proto_msgTypes[24]
+	mi := &file_tide_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2137,7 +2216,7 @@ func (x *CancelTasks) String() string {
 func (*CancelTasks) ProtoMessage() {}
 
 func (x *CancelTasks) ProtoReflect() protoreflect.Message {
-	mi := &file_tide_proto_msgTypes[24]
+	mi := &file_tide_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2150,7 +2229,7 @@ func (x *CancelTasks) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelTasks.ProtoReflect.Descriptor instead.
 func (*CancelTasks) Descriptor() ([]byte, []int) {
-	return file_tide_proto_rawDescGZIP(), []int{24}
+	return file_tide_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *CancelTasks) GetAttempt() int64 {
@@ -2182,7 +2261,7 @@ type TriggerCheckpoint struct {
 
 func (x *TriggerCheckpoint) Reset() {
 	*x = TriggerCheckpoint{}
-	mi := &file_tide_proto_msgTypes[25]
+	mi := &file_tide_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2194,7 +2273,7 @@ func (x *TriggerCheckpoint) String() string {
 func (*TriggerCheckpoint) ProtoMessage() {}
 
 func (x *TriggerCheckpoint) ProtoReflect() protoreflect.Message {
-	mi := &file_tide_proto_msgTypes[25]
+	mi := &file_tide_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2207,7 +2286,7 @@ func (x *TriggerCheckpoint) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TriggerCheckpoint.ProtoReflect.Descriptor instead.
 func (*TriggerCheckpoint) Descriptor() ([]byte, []int) {
-	return file_tide_proto_rawDescGZIP(), []int{25}
+	return file_tide_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *TriggerCheckpoint) GetAttempt() int64 {
@@ -2254,7 +2333,7 @@ type SavepointTarget struct {
 
 func (x *SavepointTarget) Reset() {
 	*x = SavepointTarget{}
-	mi := &file_tide_proto_msgTypes[26]
+	mi := &file_tide_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2266,7 +2345,7 @@ func (x *SavepointTarget) String() string {
 func (*SavepointTarget) ProtoMessage() {}
 
 func (x *SavepointTarget) ProtoReflect() protoreflect.Message {
-	mi := &file_tide_proto_msgTypes[26]
+	mi := &file_tide_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2279,7 +2358,7 @@ func (x *SavepointTarget) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SavepointTarget.ProtoReflect.Descriptor instead.
 func (*SavepointTarget) Descriptor() ([]byte, []int) {
-	return file_tide_proto_rawDescGZIP(), []int{26}
+	return file_tide_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *SavepointTarget) GetFormat() string {
@@ -2313,7 +2392,7 @@ type NotifyCheckpointComplete struct {
 
 func (x *NotifyCheckpointComplete) Reset() {
 	*x = NotifyCheckpointComplete{}
-	mi := &file_tide_proto_msgTypes[27]
+	mi := &file_tide_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2325,7 +2404,7 @@ func (x *NotifyCheckpointComplete) String() string {
 func (*NotifyCheckpointComplete) ProtoMessage() {}
 
 func (x *NotifyCheckpointComplete) ProtoReflect() protoreflect.Message {
-	mi := &file_tide_proto_msgTypes[27]
+	mi := &file_tide_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2338,7 +2417,7 @@ func (x *NotifyCheckpointComplete) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NotifyCheckpointComplete.ProtoReflect.Descriptor instead.
 func (*NotifyCheckpointComplete) Descriptor() ([]byte, []int) {
-	return file_tide_proto_rawDescGZIP(), []int{27}
+	return file_tide_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *NotifyCheckpointComplete) GetAttempt() int64 {
@@ -2365,7 +2444,7 @@ type Split struct {
 
 func (x *Split) Reset() {
 	*x = Split{}
-	mi := &file_tide_proto_msgTypes[28]
+	mi := &file_tide_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2377,7 +2456,7 @@ func (x *Split) String() string {
 func (*Split) ProtoMessage() {}
 
 func (x *Split) ProtoReflect() protoreflect.Message {
-	mi := &file_tide_proto_msgTypes[28]
+	mi := &file_tide_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2390,7 +2469,7 @@ func (x *Split) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Split.ProtoReflect.Descriptor instead.
 func (*Split) Descriptor() ([]byte, []int) {
-	return file_tide_proto_rawDescGZIP(), []int{28}
+	return file_tide_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *Split) GetId() string {
@@ -2420,7 +2499,7 @@ type SplitAssignment struct {
 
 func (x *SplitAssignment) Reset() {
 	*x = SplitAssignment{}
-	mi := &file_tide_proto_msgTypes[29]
+	mi := &file_tide_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2432,7 +2511,7 @@ func (x *SplitAssignment) String() string {
 func (*SplitAssignment) ProtoMessage() {}
 
 func (x *SplitAssignment) ProtoReflect() protoreflect.Message {
-	mi := &file_tide_proto_msgTypes[29]
+	mi := &file_tide_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2445,7 +2524,7 @@ func (x *SplitAssignment) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SplitAssignment.ProtoReflect.Descriptor instead.
 func (*SplitAssignment) Descriptor() ([]byte, []int) {
-	return file_tide_proto_rawDescGZIP(), []int{29}
+	return file_tide_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *SplitAssignment) GetAttempt() int64 {
@@ -2497,7 +2576,7 @@ type Disconnect struct {
 
 func (x *Disconnect) Reset() {
 	*x = Disconnect{}
-	mi := &file_tide_proto_msgTypes[30]
+	mi := &file_tide_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2509,7 +2588,7 @@ func (x *Disconnect) String() string {
 func (*Disconnect) ProtoMessage() {}
 
 func (x *Disconnect) ProtoReflect() protoreflect.Message {
-	mi := &file_tide_proto_msgTypes[30]
+	mi := &file_tide_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2522,7 +2601,7 @@ func (x *Disconnect) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Disconnect.ProtoReflect.Descriptor instead.
 func (*Disconnect) Descriptor() ([]byte, []int) {
-	return file_tide_proto_rawDescGZIP(), []int{30}
+	return file_tide_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *Disconnect) GetReason() string {
@@ -2557,7 +2636,7 @@ type WarmupRequest struct {
 
 func (x *WarmupRequest) Reset() {
 	*x = WarmupRequest{}
-	mi := &file_tide_proto_msgTypes[31]
+	mi := &file_tide_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2569,7 +2648,7 @@ func (x *WarmupRequest) String() string {
 func (*WarmupRequest) ProtoMessage() {}
 
 func (x *WarmupRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_tide_proto_msgTypes[31]
+	mi := &file_tide_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2582,7 +2661,7 @@ func (x *WarmupRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WarmupRequest.ProtoReflect.Descriptor instead.
 func (*WarmupRequest) Descriptor() ([]byte, []int) {
-	return file_tide_proto_rawDescGZIP(), []int{31}
+	return file_tide_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *WarmupRequest) GetRound() int64 {
@@ -2631,7 +2710,7 @@ type WarmupRange struct {
 
 func (x *WarmupRange) Reset() {
 	*x = WarmupRange{}
-	mi := &file_tide_proto_msgTypes[32]
+	mi := &file_tide_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2643,7 +2722,7 @@ func (x *WarmupRange) String() string {
 func (*WarmupRange) ProtoMessage() {}
 
 func (x *WarmupRange) ProtoReflect() protoreflect.Message {
-	mi := &file_tide_proto_msgTypes[32]
+	mi := &file_tide_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2656,7 +2735,7 @@ func (x *WarmupRange) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WarmupRange.ProtoReflect.Descriptor instead.
 func (*WarmupRange) Descriptor() ([]byte, []int) {
-	return file_tide_proto_rawDescGZIP(), []int{32}
+	return file_tide_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *WarmupRange) GetVertex() string {
@@ -2719,7 +2798,7 @@ type WarmupSourceRange struct {
 
 func (x *WarmupSourceRange) Reset() {
 	*x = WarmupSourceRange{}
-	mi := &file_tide_proto_msgTypes[33]
+	mi := &file_tide_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2731,7 +2810,7 @@ func (x *WarmupSourceRange) String() string {
 func (*WarmupSourceRange) ProtoMessage() {}
 
 func (x *WarmupSourceRange) ProtoReflect() protoreflect.Message {
-	mi := &file_tide_proto_msgTypes[33]
+	mi := &file_tide_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2744,7 +2823,7 @@ func (x *WarmupSourceRange) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WarmupSourceRange.ProtoReflect.Descriptor instead.
 func (*WarmupSourceRange) Descriptor() ([]byte, []int) {
-	return file_tide_proto_rawDescGZIP(), []int{33}
+	return file_tide_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *WarmupSourceRange) GetSubtask() int32 {
@@ -2780,7 +2859,7 @@ type WarmupStop struct {
 
 func (x *WarmupStop) Reset() {
 	*x = WarmupStop{}
-	mi := &file_tide_proto_msgTypes[34]
+	mi := &file_tide_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2792,7 +2871,7 @@ func (x *WarmupStop) String() string {
 func (*WarmupStop) ProtoMessage() {}
 
 func (x *WarmupStop) ProtoReflect() protoreflect.Message {
-	mi := &file_tide_proto_msgTypes[34]
+	mi := &file_tide_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2805,7 +2884,7 @@ func (x *WarmupStop) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WarmupStop.ProtoReflect.Descriptor instead.
 func (*WarmupStop) Descriptor() ([]byte, []int) {
-	return file_tide_proto_rawDescGZIP(), []int{34}
+	return file_tide_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *WarmupStop) GetRound() int64 {
@@ -2839,7 +2918,7 @@ type WarmupProgress struct {
 
 func (x *WarmupProgress) Reset() {
 	*x = WarmupProgress{}
-	mi := &file_tide_proto_msgTypes[35]
+	mi := &file_tide_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2851,7 +2930,7 @@ func (x *WarmupProgress) String() string {
 func (*WarmupProgress) ProtoMessage() {}
 
 func (x *WarmupProgress) ProtoReflect() protoreflect.Message {
-	mi := &file_tide_proto_msgTypes[35]
+	mi := &file_tide_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2864,7 +2943,7 @@ func (x *WarmupProgress) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WarmupProgress.ProtoReflect.Descriptor instead.
 func (*WarmupProgress) Descriptor() ([]byte, []int) {
-	return file_tide_proto_rawDescGZIP(), []int{35}
+	return file_tide_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *WarmupProgress) GetRound() int64 {
@@ -2921,7 +3000,7 @@ var File_tide_proto protoreflect.FileDescriptor
 const file_tide_proto_rawDesc = "" +
 	"\n" +
 	"\n" +
-	"tide.proto\x12\vtide.rpc.v1\"\xe2\x04\n" +
+	"tide.proto\x12\vtide.rpc.v1\"\xa2\x05\n" +
 	"\x12TaskManagerMessage\x123\n" +
 	"\bregister\x18\x01 \x01(\v2\x15.tide.rpc.v1.RegisterH\x00R\bregister\x126\n" +
 	"\theartbeat\x18\x02 \x01(\v2\x16.tide.rpc.v1.HeartbeatH\x00R\theartbeat\x12=\n" +
@@ -2934,7 +3013,9 @@ const file_tide_proto_rawDesc = "" +
 	"unregister\x18\a \x01(\v2\x17.tide.rpc.v1.UnregisterH\x00R\n" +
 	"unregister\x12=\n" +
 	"\ftask_metrics\x18\b \x01(\v2\x18.tide.rpc.v1.TaskMetricsH\x00R\vtaskMetrics\x12F\n" +
-	"\x0fwarmup_progress\x18\x1e \x01(\v2\x1b.tide.rpc.v1.WarmupProgressH\x00R\x0ewarmupProgressB\x06\n" +
+	"\x0fwarmup_progress\x18\x1e \x01(\v2\x1b.tide.rpc.v1.WarmupProgressH\x00R\x0ewarmupProgress\x12>\n" +
+	"\vinput_ended\x18P \x01(\v2\x1b.tide.rpc.v1.PerfInputEndedH\x00R\n" +
+	"inputEndedB\x06\n" +
 	"\x04kind\"\xc9\x02\n" +
 	"\bRegister\x12&\n" +
 	"\x0ftask_manager_id\x18\x01 \x01(\tR\rtaskManagerId\x12\x17\n" +
@@ -2983,6 +3064,10 @@ const file_tide_proto_rawDesc = "" +
 	"\x05index\x18\x04 \x01(\x05R\x05index\x12\x16\n" +
 	"\x06reason\x18\x05 \x01(\tR\x06reason\"V\n" +
 	"\fSplitRequest\x12\x18\n" +
+	"\aattempt\x18\x01 \x01(\x03R\aattempt\x12\x16\n" +
+	"\x06vertex\x18\x02 \x01(\tR\x06vertex\x12\x14\n" +
+	"\x05index\x18\x03 \x01(\x05R\x05index\"X\n" +
+	"\x0ePerfInputEnded\x12\x18\n" +
 	"\aattempt\x18\x01 \x01(\x03R\aattempt\x12\x16\n" +
 	"\x06vertex\x18\x02 \x01(\tR\x06vertex\x12\x14\n" +
 	"\x05index\x18\x03 \x01(\x05R\x05index\"F\n" +
@@ -3161,7 +3246,7 @@ func file_tide_proto_rawDescGZIP() []byte {
 	return file_tide_proto_rawDescData
 }
 
-var file_tide_proto_msgTypes = make([]protoimpl.MessageInfo, 37)
+var file_tide_proto_msgTypes = make([]protoimpl.MessageInfo, 38)
 var file_tide_proto_goTypes = []any{
 	(*TaskManagerMessage)(nil),       // 0: tide.rpc.v1.TaskManagerMessage
 	(*Register)(nil),                 // 1: tide.rpc.v1.Register
@@ -3172,34 +3257,35 @@ var file_tide_proto_goTypes = []any{
 	(*CheckpointAck)(nil),            // 6: tide.rpc.v1.CheckpointAck
 	(*CheckpointDecline)(nil),        // 7: tide.rpc.v1.CheckpointDecline
 	(*SplitRequest)(nil),             // 8: tide.rpc.v1.SplitRequest
-	(*TaskMetrics)(nil),              // 9: tide.rpc.v1.TaskMetrics
-	(*SubtaskMetrics)(nil),           // 10: tide.rpc.v1.SubtaskMetrics
-	(*SplitLag)(nil),                 // 11: tide.rpc.v1.SplitLag
-	(*Unregister)(nil),               // 12: tide.rpc.v1.Unregister
-	(*JobManagerMessage)(nil),        // 13: tide.rpc.v1.JobManagerMessage
-	(*PerfBufferTimeout)(nil),        // 14: tide.rpc.v1.PerfBufferTimeout
-	(*FailoverAdopt)(nil),            // 15: tide.rpc.v1.FailoverAdopt
-	(*FailoverCancel)(nil),           // 16: tide.rpc.v1.FailoverCancel
-	(*Registered)(nil),               // 17: tide.rpc.v1.Registered
-	(*Rejected)(nil),                 // 18: tide.rpc.v1.Rejected
-	(*VertexParallelism)(nil),        // 19: tide.rpc.v1.VertexParallelism
-	(*Subtask)(nil),                  // 20: tide.rpc.v1.Subtask
-	(*Location)(nil),                 // 21: tide.rpc.v1.Location
-	(*DeployTasks)(nil),              // 22: tide.rpc.v1.DeployTasks
-	(*RestoreLocation)(nil),          // 23: tide.rpc.v1.RestoreLocation
-	(*CancelTasks)(nil),              // 24: tide.rpc.v1.CancelTasks
-	(*TriggerCheckpoint)(nil),        // 25: tide.rpc.v1.TriggerCheckpoint
-	(*SavepointTarget)(nil),          // 26: tide.rpc.v1.SavepointTarget
-	(*NotifyCheckpointComplete)(nil), // 27: tide.rpc.v1.NotifyCheckpointComplete
-	(*Split)(nil),                    // 28: tide.rpc.v1.Split
-	(*SplitAssignment)(nil),          // 29: tide.rpc.v1.SplitAssignment
-	(*Disconnect)(nil),               // 30: tide.rpc.v1.Disconnect
-	(*WarmupRequest)(nil),            // 31: tide.rpc.v1.WarmupRequest
-	(*WarmupRange)(nil),              // 32: tide.rpc.v1.WarmupRange
-	(*WarmupSourceRange)(nil),        // 33: tide.rpc.v1.WarmupSourceRange
-	(*WarmupStop)(nil),               // 34: tide.rpc.v1.WarmupStop
-	(*WarmupProgress)(nil),           // 35: tide.rpc.v1.WarmupProgress
-	nil,                              // 36: tide.rpc.v1.Registered.ConfigEntry
+	(*PerfInputEnded)(nil),           // 9: tide.rpc.v1.PerfInputEnded
+	(*TaskMetrics)(nil),              // 10: tide.rpc.v1.TaskMetrics
+	(*SubtaskMetrics)(nil),           // 11: tide.rpc.v1.SubtaskMetrics
+	(*SplitLag)(nil),                 // 12: tide.rpc.v1.SplitLag
+	(*Unregister)(nil),               // 13: tide.rpc.v1.Unregister
+	(*JobManagerMessage)(nil),        // 14: tide.rpc.v1.JobManagerMessage
+	(*PerfBufferTimeout)(nil),        // 15: tide.rpc.v1.PerfBufferTimeout
+	(*FailoverAdopt)(nil),            // 16: tide.rpc.v1.FailoverAdopt
+	(*FailoverCancel)(nil),           // 17: tide.rpc.v1.FailoverCancel
+	(*Registered)(nil),               // 18: tide.rpc.v1.Registered
+	(*Rejected)(nil),                 // 19: tide.rpc.v1.Rejected
+	(*VertexParallelism)(nil),        // 20: tide.rpc.v1.VertexParallelism
+	(*Subtask)(nil),                  // 21: tide.rpc.v1.Subtask
+	(*Location)(nil),                 // 22: tide.rpc.v1.Location
+	(*DeployTasks)(nil),              // 23: tide.rpc.v1.DeployTasks
+	(*RestoreLocation)(nil),          // 24: tide.rpc.v1.RestoreLocation
+	(*CancelTasks)(nil),              // 25: tide.rpc.v1.CancelTasks
+	(*TriggerCheckpoint)(nil),        // 26: tide.rpc.v1.TriggerCheckpoint
+	(*SavepointTarget)(nil),          // 27: tide.rpc.v1.SavepointTarget
+	(*NotifyCheckpointComplete)(nil), // 28: tide.rpc.v1.NotifyCheckpointComplete
+	(*Split)(nil),                    // 29: tide.rpc.v1.Split
+	(*SplitAssignment)(nil),          // 30: tide.rpc.v1.SplitAssignment
+	(*Disconnect)(nil),               // 31: tide.rpc.v1.Disconnect
+	(*WarmupRequest)(nil),            // 32: tide.rpc.v1.WarmupRequest
+	(*WarmupRange)(nil),              // 33: tide.rpc.v1.WarmupRange
+	(*WarmupSourceRange)(nil),        // 34: tide.rpc.v1.WarmupSourceRange
+	(*WarmupStop)(nil),               // 35: tide.rpc.v1.WarmupStop
+	(*WarmupProgress)(nil),           // 36: tide.rpc.v1.WarmupProgress
+	nil,                              // 37: tide.rpc.v1.Registered.ConfigEntry
 }
 var file_tide_proto_depIdxs = []int32{
 	1,  // 0: tide.rpc.v1.TaskManagerMessage.register:type_name -> tide.rpc.v1.Register
@@ -3208,42 +3294,43 @@ var file_tide_proto_depIdxs = []int32{
 	6,  // 3: tide.rpc.v1.TaskManagerMessage.checkpoint_ack:type_name -> tide.rpc.v1.CheckpointAck
 	7,  // 4: tide.rpc.v1.TaskManagerMessage.checkpoint_decline:type_name -> tide.rpc.v1.CheckpointDecline
 	8,  // 5: tide.rpc.v1.TaskManagerMessage.split_request:type_name -> tide.rpc.v1.SplitRequest
-	12, // 6: tide.rpc.v1.TaskManagerMessage.unregister:type_name -> tide.rpc.v1.Unregister
-	9,  // 7: tide.rpc.v1.TaskManagerMessage.task_metrics:type_name -> tide.rpc.v1.TaskMetrics
-	35, // 8: tide.rpc.v1.TaskManagerMessage.warmup_progress:type_name -> tide.rpc.v1.WarmupProgress
-	2,  // 9: tide.rpc.v1.Register.failover_tasks:type_name -> tide.rpc.v1.FailoverTask
-	5,  // 10: tide.rpc.v1.CheckpointAck.handles:type_name -> tide.rpc.v1.StateHandle
-	10, // 11: tide.rpc.v1.TaskMetrics.subtasks:type_name -> tide.rpc.v1.SubtaskMetrics
-	11, // 12: tide.rpc.v1.SubtaskMetrics.split_lag:type_name -> tide.rpc.v1.SplitLag
-	17, // 13: tide.rpc.v1.JobManagerMessage.registered:type_name -> tide.rpc.v1.Registered
-	18, // 14: tide.rpc.v1.JobManagerMessage.rejected:type_name -> tide.rpc.v1.Rejected
-	22, // 15: tide.rpc.v1.JobManagerMessage.deploy:type_name -> tide.rpc.v1.DeployTasks
-	24, // 16: tide.rpc.v1.JobManagerMessage.cancel:type_name -> tide.rpc.v1.CancelTasks
-	25, // 17: tide.rpc.v1.JobManagerMessage.trigger_checkpoint:type_name -> tide.rpc.v1.TriggerCheckpoint
-	27, // 18: tide.rpc.v1.JobManagerMessage.checkpoint_complete:type_name -> tide.rpc.v1.NotifyCheckpointComplete
-	29, // 19: tide.rpc.v1.JobManagerMessage.split_assignment:type_name -> tide.rpc.v1.SplitAssignment
-	30, // 20: tide.rpc.v1.JobManagerMessage.disconnect:type_name -> tide.rpc.v1.Disconnect
-	31, // 21: tide.rpc.v1.JobManagerMessage.warmup:type_name -> tide.rpc.v1.WarmupRequest
-	34, // 22: tide.rpc.v1.JobManagerMessage.warmup_stop:type_name -> tide.rpc.v1.WarmupStop
-	15, // 23: tide.rpc.v1.JobManagerMessage.failover_adopt:type_name -> tide.rpc.v1.FailoverAdopt
-	16, // 24: tide.rpc.v1.JobManagerMessage.failover_cancel:type_name -> tide.rpc.v1.FailoverCancel
-	14, // 25: tide.rpc.v1.JobManagerMessage.buffer_timeout:type_name -> tide.rpc.v1.PerfBufferTimeout
-	36, // 26: tide.rpc.v1.Registered.config:type_name -> tide.rpc.v1.Registered.ConfigEntry
-	19, // 27: tide.rpc.v1.DeployTasks.vertices:type_name -> tide.rpc.v1.VertexParallelism
-	20, // 28: tide.rpc.v1.DeployTasks.subtasks:type_name -> tide.rpc.v1.Subtask
-	21, // 29: tide.rpc.v1.DeployTasks.locations:type_name -> tide.rpc.v1.Location
-	23, // 30: tide.rpc.v1.DeployTasks.restore_location:type_name -> tide.rpc.v1.RestoreLocation
-	26, // 31: tide.rpc.v1.TriggerCheckpoint.savepoint:type_name -> tide.rpc.v1.SavepointTarget
-	28, // 32: tide.rpc.v1.SplitAssignment.splits:type_name -> tide.rpc.v1.Split
-	32, // 33: tide.rpc.v1.WarmupRequest.ranges:type_name -> tide.rpc.v1.WarmupRange
-	33, // 34: tide.rpc.v1.WarmupRange.sources:type_name -> tide.rpc.v1.WarmupSourceRange
-	0,  // 35: tide.rpc.v1.JobManager.Connect:input_type -> tide.rpc.v1.TaskManagerMessage
-	13, // 36: tide.rpc.v1.JobManager.Connect:output_type -> tide.rpc.v1.JobManagerMessage
-	36, // [36:37] is the sub-list for method output_type
-	35, // [35:36] is the sub-list for method input_type
-	35, // [35:35] is the sub-list for extension type_name
-	35, // [35:35] is the sub-list for extension extendee
-	0,  // [0:35] is the sub-list for field type_name
+	13, // 6: tide.rpc.v1.TaskManagerMessage.unregister:type_name -> tide.rpc.v1.Unregister
+	10, // 7: tide.rpc.v1.TaskManagerMessage.task_metrics:type_name -> tide.rpc.v1.TaskMetrics
+	36, // 8: tide.rpc.v1.TaskManagerMessage.warmup_progress:type_name -> tide.rpc.v1.WarmupProgress
+	9,  // 9: tide.rpc.v1.TaskManagerMessage.input_ended:type_name -> tide.rpc.v1.PerfInputEnded
+	2,  // 10: tide.rpc.v1.Register.failover_tasks:type_name -> tide.rpc.v1.FailoverTask
+	5,  // 11: tide.rpc.v1.CheckpointAck.handles:type_name -> tide.rpc.v1.StateHandle
+	11, // 12: tide.rpc.v1.TaskMetrics.subtasks:type_name -> tide.rpc.v1.SubtaskMetrics
+	12, // 13: tide.rpc.v1.SubtaskMetrics.split_lag:type_name -> tide.rpc.v1.SplitLag
+	18, // 14: tide.rpc.v1.JobManagerMessage.registered:type_name -> tide.rpc.v1.Registered
+	19, // 15: tide.rpc.v1.JobManagerMessage.rejected:type_name -> tide.rpc.v1.Rejected
+	23, // 16: tide.rpc.v1.JobManagerMessage.deploy:type_name -> tide.rpc.v1.DeployTasks
+	25, // 17: tide.rpc.v1.JobManagerMessage.cancel:type_name -> tide.rpc.v1.CancelTasks
+	26, // 18: tide.rpc.v1.JobManagerMessage.trigger_checkpoint:type_name -> tide.rpc.v1.TriggerCheckpoint
+	28, // 19: tide.rpc.v1.JobManagerMessage.checkpoint_complete:type_name -> tide.rpc.v1.NotifyCheckpointComplete
+	30, // 20: tide.rpc.v1.JobManagerMessage.split_assignment:type_name -> tide.rpc.v1.SplitAssignment
+	31, // 21: tide.rpc.v1.JobManagerMessage.disconnect:type_name -> tide.rpc.v1.Disconnect
+	32, // 22: tide.rpc.v1.JobManagerMessage.warmup:type_name -> tide.rpc.v1.WarmupRequest
+	35, // 23: tide.rpc.v1.JobManagerMessage.warmup_stop:type_name -> tide.rpc.v1.WarmupStop
+	16, // 24: tide.rpc.v1.JobManagerMessage.failover_adopt:type_name -> tide.rpc.v1.FailoverAdopt
+	17, // 25: tide.rpc.v1.JobManagerMessage.failover_cancel:type_name -> tide.rpc.v1.FailoverCancel
+	15, // 26: tide.rpc.v1.JobManagerMessage.buffer_timeout:type_name -> tide.rpc.v1.PerfBufferTimeout
+	37, // 27: tide.rpc.v1.Registered.config:type_name -> tide.rpc.v1.Registered.ConfigEntry
+	20, // 28: tide.rpc.v1.DeployTasks.vertices:type_name -> tide.rpc.v1.VertexParallelism
+	21, // 29: tide.rpc.v1.DeployTasks.subtasks:type_name -> tide.rpc.v1.Subtask
+	22, // 30: tide.rpc.v1.DeployTasks.locations:type_name -> tide.rpc.v1.Location
+	24, // 31: tide.rpc.v1.DeployTasks.restore_location:type_name -> tide.rpc.v1.RestoreLocation
+	27, // 32: tide.rpc.v1.TriggerCheckpoint.savepoint:type_name -> tide.rpc.v1.SavepointTarget
+	29, // 33: tide.rpc.v1.SplitAssignment.splits:type_name -> tide.rpc.v1.Split
+	33, // 34: tide.rpc.v1.WarmupRequest.ranges:type_name -> tide.rpc.v1.WarmupRange
+	34, // 35: tide.rpc.v1.WarmupRange.sources:type_name -> tide.rpc.v1.WarmupSourceRange
+	0,  // 36: tide.rpc.v1.JobManager.Connect:input_type -> tide.rpc.v1.TaskManagerMessage
+	14, // 37: tide.rpc.v1.JobManager.Connect:output_type -> tide.rpc.v1.JobManagerMessage
+	37, // [37:38] is the sub-list for method output_type
+	36, // [36:37] is the sub-list for method input_type
+	36, // [36:36] is the sub-list for extension type_name
+	36, // [36:36] is the sub-list for extension extendee
+	0,  // [0:36] is the sub-list for field type_name
 }
 
 func init() { file_tide_proto_init() }
@@ -3261,8 +3348,9 @@ func file_tide_proto_init() {
 		(*TaskManagerMessage_Unregister)(nil),
 		(*TaskManagerMessage_TaskMetrics)(nil),
 		(*TaskManagerMessage_WarmupProgress)(nil),
+		(*TaskManagerMessage_InputEnded)(nil),
 	}
-	file_tide_proto_msgTypes[13].OneofWrappers = []any{
+	file_tide_proto_msgTypes[14].OneofWrappers = []any{
 		(*JobManagerMessage_Registered)(nil),
 		(*JobManagerMessage_Rejected)(nil),
 		(*JobManagerMessage_Deploy)(nil),
@@ -3283,7 +3371,7 @@ func file_tide_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_tide_proto_rawDesc), len(file_tide_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   37,
+			NumMessages:   38,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

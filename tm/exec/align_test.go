@@ -142,6 +142,7 @@ func (r alignReporter) CheckpointDecline(_, id int64, _ string, _ int, reason st
 	r.acks <- -id
 }
 func (alignReporter) RequestSplit(int64, string, int) {}
+func (alignReporter) InputEnded(int64, string, int)   {}
 
 func receive[T any](t *testing.T, ch <-chan T, what string) T {
 	t.Helper()

@@ -23,6 +23,9 @@ type Reporter interface {
 	CheckpointAck(attempt, checkpointID int64, vertex string, index int, handles []StateHandle)
 	CheckpointDecline(attempt, checkpointID int64, vertex string, index int, reason string)
 	RequestSplit(attempt int64, vertex string, index int)
+	// InputEnded: a source subtask read its whole input and sent end of input downstream;
+	// the AM triggers the job's final checkpoint once every source subtask has.
+	InputEnded(attempt int64, vertex string, index int)
 }
 
 // StateHandle names one state file a subtask wrote for a checkpoint.

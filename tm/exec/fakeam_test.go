@@ -54,6 +54,7 @@ type fakeAM struct {
 	acked       map[int64][]checkpoint.SubtaskState
 	completed   int64
 	completedIn int           // checkpoints completed in the current attempt
+	inputEnded  []string      // "vertex#index" of the current attempt's InputEnded reports
 	changed     chan struct{} // closed and replaced on every change
 }
 
@@ -158,6 +159,7 @@ func (am *fakeAM) deploy(p int) {
 	am.placement = map[string]*fakeTM{}
 	am.pending = map[int64]int{}
 	am.completedIn = 0
+	am.inputEnded = nil
 	restore := am.completed
 	am.enums = map[string]stream.SplitEnumerator{}
 	for _, sv := range am.job.Sources() {
@@ -363,6 +365,16 @@ func (r *reporter) CheckpointDecline(attempt, id int64, vertex string, index int
 	defer am.mu.Unlock()
 	if attempt == am.attempt {
 		delete(am.pending, id)
+		am.notifyLocked()
+	}
+}
+
+func (r *reporter) InputEnded(attempt int64, vertex string, index int) {
+	am := r.am
+	am.mu.Lock()
+	defer am.mu.Unlock()
+	if attempt == am.attempt {
+		am.inputEnded = append(am.inputEnded, key(vertex, index))
 		am.notifyLocked()
 	}
 }

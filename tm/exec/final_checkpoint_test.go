@@ -160,3 +160,26 @@ func TestCancelAfterFinalCheckpointBeforeFinished(t *testing.T) {
 		t.Fatalf("%d lines left in in-progress files", n)
 	}
 }
+
+// TestSourcesReportInputEnded: each source subtask tells the AM once it has read its whole
+// input and sent end of input downstream (no checkpoint after that can miss a record of
+// it); the other subtasks report nothing.
+func TestSourcesReportInputEnded(t *testing.T) {
+	out := t.TempDir()
+	job, err := examples.BuildCheckableCount([]string{"--records", "2000", "--keys", "7", "--output", out})
+	if err != nil {
+		t.Fatal(err)
+	}
+	am := newFakeAM(t, job, 2)
+	am.checkpointing = true
+	am.deploy(2)
+	am.waitFor("both source subtasks to report the end of their input", func() bool { return len(am.inputEnded) == 2 })
+	am.mu.Lock()
+	got := slices.Sorted(slices.Values(am.inputEnded))
+	am.mu.Unlock()
+	if want := []string{key("numbers", 0), key("numbers", 1)}; !slices.Equal(got, want) {
+		t.Fatalf("InputEnded from %v, want %v", got, want)
+	}
+	am.trigger()
+	am.waitFor("the job to finish after the checkpoint triggered then", func() bool { return am.allInState(core.TaskFinished) })
+}

@@ -400,7 +400,14 @@ func (t *task) endInput(ctx context.Context) error {
 	}
 	t.log.Info("input ended", "records_in", t.processed, "ended_on_restore", t.endedOnRestore,
 		"awaiting_final_checkpoint", !t.done())
-	return t.router.endOfData()
+	if err := t.router.endOfData(); err != nil {
+		return err
+	}
+	if t.vertex.Source != nil {
+		// Any checkpoint triggered from now on is this subtask's final one.
+		t.e.cfg.Reporter.InputEnded(t.a.id, t.vertex.ID, t.index)
+	}
+	return nil
 }
 
 // handleControl runs one queued call from the AM.

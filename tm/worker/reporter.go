@@ -113,6 +113,16 @@ func (r *relay) RequestSplit(attempt int64, vertex string, index int) {
 	r.sendLocked(splitRequestMsg(attempt, vertex, index))
 }
 
+func (r *relay) InputEnded(attempt int64, vertex string, index int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if !r.forward(attempt) {
+		return // a new AM triggers the final checkpoint at its interval
+	}
+	r.sendLocked(&rpc.TaskManagerMessage{Kind: &rpc.TaskManagerMessage_InputEnded{InputEnded: &rpc.PerfInputEnded{
+		Attempt: amNumber(attempt), Vertex: vertex, Index: int32(index)}}})
+}
+
 func splitRequestMsg(attempt int64, vertex string, index int) *rpc.TaskManagerMessage {
 	return &rpc.TaskManagerMessage{Kind: &rpc.TaskManagerMessage_SplitRequest{SplitRequest: &rpc.SplitRequest{
 		Attempt: amNumber(attempt), Vertex: vertex, Index: int32(index)}}}
