@@ -88,5 +88,11 @@ test_status=${PIPESTATUS[0]}
 echo "==> make chaos"
 make --no-print-directory chaos RACE="$RACE" 2>&1 | tee .cache/chaos.log
 chaos_status=${PIPESTATUS[0]}
+# Large keyed state (10M keys on the pebble backend, without -race: it would take hours),
+# also while the Hadoop mini-cluster is up: its rescale runs on hdfs:// and its AM kill on YARN.
+echo "==> make state-large"
+make --no-print-directory state-large 2>&1 | tee .cache/state-large.log
+large_status=${PIPESTATUS[0]}
 [ "$test_status" = 0 ] || exit "$test_status"
-exit "$chaos_status"
+[ "$chaos_status" = 0 ] || exit "$chaos_status"
+exit "$large_status"

@@ -7,22 +7,39 @@ import (
 	"time"
 )
 
-// TestStateBackendSpillRescaleLarge is TestStateBackendSpillRescale with 10M keys (20M
-// keyed state entries with the dedup MapState), on file:// and hdfs:// (make
-// state-large), with 64 MiB of managed memory per TaskManager. Not in .ci/test.sh: the
-// file:// run took 19 min on this 2-core machine at load 20-30 (about 5-9k records/s,
-// CPU-bound in the keyed operators' Pebble reads and writes), the hdfs:// run as long again.
+// largeKeys is how many distinct keys the large runs hold in keyed state when they
+// rescale or lose their AM: the dedup step's MapState then has one entry per number seen
+// (10M), the count-and-sum step one per key (10M). The jobs read largeExtra numbers
+// more (keys 0..largeExtra-1 are counted twice), which they process across the rescales
+// and the kill, so every restore restores all 10M keys and the job still has work to
+// do; the output (10M lines) is checked exactly.
+const (
+	largeKeys  = 10_000_000
+	largeExtra = 2_000_000
+)
+
+// largeRun is the spill run of make state-large: incremental checkpoints every 3 s (a
+// full checkpoint reads and writes every entry: with 2M keys a CPU profile already showed
+// 15% of a TaskManager's CPU in back-to-back full checkpoints, a share that grows with
+// the state), 64 MiB of managed memory per TaskManager.
+var largeRun = spillRun{records: largeKeys + largeExtra, keys: largeKeys, hold: largeKeys, rate: "20000",
+	timeout: 40 * time.Minute, managed: "64m", interval: "3 s", incremental: true}
+
+// TestStateBackendSpillRescaleLarge is TestStateBackendSpillRescale at 10M keys, on
+// file:// and hdfs:// (make state-large runs hdfs:// only, make state-large-all both):
+// the rescale 2 -> 5 waits until 10M distinct keys are in a completed checkpoint, and
+// 5 -> 3 follows with at least as many.
 func TestStateBackendSpillRescaleLarge(t *testing.T) {
-	run := spillRun{records: 10_000_000, rate: "40000", timeout: 40 * time.Minute, managed: "64m"}
 	for _, storage := range []string{"file", "hdfs"} {
-		t.Run(storage, func(t *testing.T) { testSpillRescale(t, storage, run) })
+		t.Run(storage, func(t *testing.T) { testSpillRescale(t, storage, largeRun) })
 	}
 }
 
-// TestStateBackendYARNAMKillLarge is TestStateBackendYARNAMKill with 10M keys (20M keyed
-// state entries) and 64 MiB of managed memory per TaskManager (make state-large). It took
-// 40 min here at load 16-35 (about 5k records/s, before the pebble write buffer), so it
-// stays out of .ci/test.sh like the rest of state-large.
+// TestStateBackendYARNAMKillLarge is TestStateBackendYARNAMKill at 10M keys: the AM is
+// SIGKILLed once 10M distinct keys are in a completed checkpoint, and AM attempt 2
+// restores them. Checkpoints every 3 s: an incremental checkpoint flushes the memtables,
+// and yarnSettings' 300 ms would make three small L0 tables a second to compact.
 func TestStateBackendYARNAMKillLarge(t *testing.T) {
-	testPebbleYARNAMKill(t, yarnPebbleRun{records: 10_000_000, rate: "40000", timeout: 40 * time.Minute, managed: "64m", process: "1g"})
+	testPebbleYARNAMKill(t, yarnPebbleRun{records: largeKeys + largeExtra, keys: largeKeys, hold: largeKeys, rate: "20000",
+		timeout: 40 * time.Minute, managed: "64m", process: "1g", interval: "3 s"})
 }

@@ -23,9 +23,16 @@ import (
 // entry in the dedup MapState).
 type spillRun struct {
 	records int64
+	keys    int64  // --keys (0: records)
 	rate    string // per source subtask
 	timeout time.Duration
 	managed string // taskmanager.memory.managed.size (empty: 8m)
+	// hold: the first rescale waits until the dedup step has taken in this many numbers
+	// (as many distinct keys in keyed state) and a checkpoint triggered after that
+	// completed (0: it follows the first checkpoint).
+	hold        int64
+	interval    string // execution.checkpointing.interval (empty: 1 s)
+	incremental bool   // execution.checkpointing.incremental
 }
 
 // spillDefault keeps go test ./... within a few minutes; the 10M-key run is behind the
@@ -45,7 +52,14 @@ func TestStateBackendSpillRescale(t *testing.T) {
 }
 
 func testSpillRescale(t *testing.T, storage string, run spillRun) {
-	n := strconv.FormatInt(run.records, 10)
+	n, k := strconv.FormatInt(run.records, 10), strconv.FormatInt(run.records, 10)
+	if run.keys > 0 {
+		k = strconv.FormatInt(run.keys, 10)
+	}
+	interval := run.interval
+	if interval == "" {
+		interval = "1 s"
+	}
 	stateDir := t.TempDir()
 	managed := run.managed
 	if managed == "" {
@@ -53,21 +67,28 @@ func testSpillRescale(t *testing.T, storage string, run spillRun) {
 	}
 	spill := []string{"state.backend.type=pebble", "state.backend.pebble.localdir=" + stateDir,
 		"taskmanager.memory.managed.size=" + managed}
+	if run.incremental {
+		spill = append(spill, "execution.checkpointing.incremental=true")
+	}
 	var dyn []string
 	var out string
 	switch storage {
 	case "file":
-		dyn, out = reactive(t.TempDir(), "1 s"), t.TempDir()
+		dyn, out = reactive(t.TempDir(), interval), t.TempDir()
 	case "hdfs":
 		env := hadooptest.Require(t)
 		uri, _ := hdfsCheckpointRoot(t, env)
-		dyn, out = hdfsSettings(uri+"/checkpoints", "1 s"), uri+"/out"
+		dyn, out = hdfsSettings(uri+"/checkpoints", interval), uri+"/out"
 	}
-	args := []string{"--records", n, "--keys", n, "--dedup", "--rate", run.rate, "--output", out}
+	args := []string{"--records", n, "--keys", k, "--dedup", "--rate", run.rate, "--output", out}
+	start := time.Now()
 	c := startCluster(t, examples.CheckableCountName, args, 2, append(dyn, spill...))
 	id := jobID(t, c)
 	d := waitRunningAt(t, c, id, 2)
 	waitCheckpointIn(t, c, id, d.Attempt)
+	if run.hold > 0 {
+		waitKeysInState(t, "http://"+c.RESTAddress(), id, run.hold, run.timeout)
+	}
 
 	for range 3 {
 		if _, err := c.AddTaskManager(t.Context()); err != nil {
@@ -89,9 +110,14 @@ func testSpillRescale(t *testing.T, storage string, run spillRun) {
 			t.Fatal(err)
 		}
 	}
+	if run.hold > 0 {
+		left, _ := dedupRecordsIn("http://"+c.RESTAddress(), id)
+		t.Logf("two TaskManagers killed %s after the start, the dedup step had taken in %d numbers of this attempt", time.Since(start).Round(time.Second), left)
+	}
 	d = waitRunningAt(t, c, id, 3)
 	waitCheckpointIn(t, c, id, d.Attempt)
 	waitExact(t, c, run.timeout, out, args)
+	t.Logf("job finished %s after the start", time.Since(start).Round(time.Second))
 	if err := c.Stop(t.Context()); err != nil { // the TaskManagers have closed their instances
 		t.Fatal(err)
 	}
