@@ -38,8 +38,13 @@ func TestStateBackendSpillRescaleLarge(t *testing.T) {
 // TestStateBackendYARNAMKillLarge is TestStateBackendYARNAMKill at 10M keys: the AM is
 // SIGKILLed once 10M distinct keys are in a completed checkpoint, and AM attempt 2
 // restores them. Checkpoints every 3 s: an incremental checkpoint flushes the memtables,
-// and yarnSettings' 300 ms would make three small L0 tables a second to compact.
+// and yarnSettings' 300 ms would make three small L0 tables a second to compact. The job
+// waits for both TaskManager containers before its first deployment: started at
+// parallelism 1 when the first registered (7 s before the second), it rescaled to 2 with
+// sticky key groups 0-95 and 96-127 (within the balance factor of 2) and one TaskManager
+// did three quarters of the work until the AM kill, 22 minutes.
 func TestStateBackendYARNAMKillLarge(t *testing.T) {
 	testPebbleYARNAMKill(t, yarnPebbleRun{records: largeKeys + largeExtra, keys: largeKeys, hold: largeKeys, rate: "20000",
-		timeout: 40 * time.Minute, managed: "64m", process: "1g", interval: "3 s"})
+		timeout: 40 * time.Minute, managed: "64m", process: "1g", interval: "3 s",
+		extra: []string{"-Djobmanager.adaptive-scheduler.submission.resource-stabilization-timeout=60 s"}})
 }

@@ -29,7 +29,8 @@ type yarnPebbleRun struct {
 	// many distinct keys in keyed state) and a checkpoint triggered after that completed
 	// (0: after two checkpoints).
 	hold     int64
-	interval string // execution.checkpointing.interval (empty: yarnSettings' 300 ms)
+	interval string   // execution.checkpointing.interval (empty: yarnSettings' 300 ms)
+	extra    []string // more -D settings
 }
 
 // yarnPebbleDefault keeps go test ./... short; the 10M-key run is behind the statelarge
@@ -64,6 +65,7 @@ func testPebbleYARNAMKill(t *testing.T, run yarnPebbleRun) {
 	if run.interval != "" {
 		extra = append(extra, "-Dexecution.checkpointing.interval="+run.interval)
 	}
+	extra = append(extra, run.extra...)
 	start := time.Now()
 	r := startYarnRun(t, env, extra, jobArgs)
 	jid := r.jobID(t)
