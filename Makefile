@@ -18,8 +18,8 @@ help:
 	@echo "make test       all tests, with the Hadoop mini-cluster (started and stopped around the run)"
 	@echo "make test-unit  tests that need no Java/Hadoop (HDFS tests skip and say so)"
 	@echo "make check      gofmt, go vet, staticcheck and the core/ dependency rule"
-	@echo "make state-large  4 GiB of pebble state in a 1 GiB TaskManager (RSS), 10M-key rescale 2->5->3 on hdfs://, 10M-key AM kill on YARN (CI runs it)"
-	@echo "make state-large-all  the same with the 10M-key rescale on file:// too"
+	@echo "make state-large  4 GiB of pebble state in a 1 GiB TaskManager (RSS), 10M-key AM kill on YARN (CI runs it)"
+	@echo "make state-large-all  the same plus the 10M-key rescale 2->5->3 on file:// and hdfs://"
 	@echo "make chaos      seeded faults (kills, freezes, evacuations, AM kill on YARN) against a running job, exact output checked; SEED=n replays one"
 	@echo "make bench      Go benchmarks and end-to-end timing scripts, with same-run baselines"
 	@echo "make generate   regenerate checked-in protobuf/gRPC code"
@@ -93,25 +93,25 @@ chaos:
 	$(GO) vet -tags chaos ./test/e2e/
 	$(if $(SEED),TIDE_CHAOS_SEEDS='$(SEED)') $(GO) test -tags chaos $(RACE_FLAG) -count=1 -timeout $(CHAOS_TIMEOUT) -v -run '^TestChaos' ./test/e2e/
 
-# Large keyed state (slow, so its own target; .ci/test.sh runs it after the chaos suite):
-# 4 GiB of Pebble state in a TaskManager of 1 GiB (peak RSS reported against the configured
-# process size, which it must not exceed), then CheckableCount --dedup on the pebble backend
-# with incremental checkpoints, rescaled 2 -> 5 -> 3 once 10M distinct keys are in a
-# completed checkpoint, and the same job on YARN with the AM SIGKILLed once 10M keys are
-# in a completed checkpoint (both need the Hadoop mini-cluster), exact output. CI runs the
-# rescale on hdfs:// only (STATE_LARGE_STORAGE): each 10M-key run processes 12M records,
-# several minutes on 2 cores, and three of them do not fit CI's budget for this target;
-# hdfs:// covers what file:// does (the same restore and rescale path) plus the remote
-# storage, so file:// runs in make state-large-all.
+# Large keyed state (slow, so its own target; .ci/test.sh runs make state-large after the
+# chaos suite): 4 GiB of Pebble state in a TaskManager of 1 GiB (peak RSS reported against
+# the configured process size, which it must not exceed), and CheckableCount --dedup on the
+# pebble backend on YARN with incremental checkpoints on HDFS, the AM SIGKILLed once 10M
+# distinct keys are in a completed checkpoint, exact output (needs the mini-cluster).
+# make state-large-all adds the 10M-key rescale 2 -> 5 -> 3 (after 10M keys are in a
+# completed checkpoint) on file:// and hdfs://. CI leaves those two out: each 10M-key run
+# processes 12M records and took 30-36 min here at load 15-35 (7-7.5k records/s), so the
+# three do not fit CI's budget for this target (about 20 min); the AM-kill run covers
+# hdfs:// at 10M keys, and the normal suite rescales 2 -> 5 -> 3 on both at 300k keys.
 STATE_LARGE_TIMEOUT ?= 90m
-STATE_LARGE_STORAGE ?= hdfs
+STATE_LARGE_TESTS ?= ^TestStateBackendYARNAMKillLarge$$
 state-large:
 	TIDE_STATE_RSS_BYTES=4g TIDE_STATE_RSS_PROCESS=1g $(GO) test -count=1 -timeout $(STATE_LARGE_TIMEOUT) -v -run '^TestManagedMemoryBoundsRSS$$' ./state/
 	$(GO) vet -tags statelarge ./test/e2e/
-	$(GO) test -tags statelarge -count=1 -timeout $(STATE_LARGE_TIMEOUT) -v -run '^TestStateBackend(SpillRescale|YARNAMKill)Large$$/^($(STATE_LARGE_STORAGE))$$' ./test/e2e/
+	$(GO) test -tags statelarge -count=1 -timeout $(STATE_LARGE_TIMEOUT) -v -run '$(STATE_LARGE_TESTS)' ./test/e2e/
 
 state-large-all:
-	$(MAKE) --no-print-directory state-large STATE_LARGE_STORAGE='file|hdfs'
+	$(MAKE) --no-print-directory state-large STATE_LARGE_TESTS='^TestStateBackend(SpillRescale|YARNAMKill)Large$$$$'
 
 # protoc comes from Debian's protobuf-compiler; the Go generators are pinned here.
 generate:

@@ -91,7 +91,7 @@ chaos_status=${PIPESTATUS[0]}
 # Large keyed state (10M keys on the pebble backend, without -race: it would take hours),
 # also while the Hadoop mini-cluster is up: its rescale runs on hdfs:// and its AM kill on YARN.
 echo "==> make state-large"
-make --no-print-directory state-large 2>&1 | tee .cache/state-large.log
+make --no-print-directory state-large STATE_LARGE_TIMEOUT=40m 2>&1 | tee .cache/state-large.log
 large_status=${PIPESTATUS[0]}
 [ "$test_status" = 0 ] || exit "$test_status"
 [ "$chaos_status" = 0 ] || exit "$chaos_status"
