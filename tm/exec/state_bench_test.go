@@ -117,14 +117,25 @@ func benchState(b *testing.B, size int64, kind string) {
 
 	// Incremental: everything once, then after 1% of the keys changed.
 	up := map[string]bool{}
-	incr := func(id int) (time.Duration, time.Duration, int64, string, []state.DBFile) {
-		t0 := time.Now()
+	var incrUpload func(id int, ck string, pending *state.PendingCheckpoint) (int64, string, []state.DBFile)
+	// incrBarrier takes checkpoint id's barrier part (on the goroutine that updates the
+	// state, as a subtask does) and returns its upload.
+	incrBarrier := func(id int) func() (int64, string, []state.DBFile) {
 		ck := filepath.Join(dir, fmt.Sprintf("ckpt-%d", id))
-		pending, err := be.CheckpointAsync(ck) // the barrier's part, as a subtask takes it
+		pending, err := be.CheckpointAsync(ck)
 		if err != nil {
 			b.Fatal(err)
 		}
+		return func() (int64, string, []state.DBFile) { return incrUpload(id, ck, pending) }
+	}
+	incr := func(id int) (time.Duration, time.Duration, int64, string, []state.DBFile) {
+		t0 := time.Now()
+		upload := incrBarrier(id)
 		sync := time.Since(t0)
+		bytes, ck, files := upload()
+		return sync, time.Since(t0), bytes, ck, files
+	}
+	incrUpload = func(id int, ck string, pending *state.PendingCheckpoint) (int64, string, []state.DBFile) {
 		files, err := pending.Wait()
 		if err != nil {
 			b.Fatal(err)
@@ -144,7 +155,7 @@ func benchState(b *testing.B, size int64, kind string) {
 			}
 			bytes += f.Size
 		}
-		return sync, time.Since(t0), bytes, ck, files
+		return bytes, ck, files
 	}
 	i1Sync, i1Total, i1Bytes, _, _ := incr(2)
 	for range n / 100 {
@@ -284,15 +295,20 @@ func benchState(b *testing.B, size int64, kind string) {
 
 	// State updates per second on the subtask's goroutine, steady and while an upload runs.
 	steady := updatesPerSecond(b, be, n, nil)
-	duringFull := updatesPerSecond(b, be, n, func() {
+	duringFull := updatesPerSecond(b, be, n, func() func() {
 		v, err := be.View()
 		if err != nil {
 			b.Fatal(err)
 		}
-		writeFullFrom(b, st, "job/chk-5/count-0.state", v)
-		_ = v.Close()
+		return func() {
+			writeFullFrom(b, st, "job/chk-5/count-0.state", v)
+			_ = v.Close()
+		}
 	})
-	duringIncr := updatesPerSecond(b, be, n, func() { incr(6) })
+	duringIncr := updatesPerSecond(b, be, n, func() func() {
+		upload := incrBarrier(6)
+		return func() { upload() }
+	})
 	fmt.Printf("  state updates/s: steady %.0f, during a full upload %.0f (%.2f), during an incremental one %.0f (%.2f) (goal >= 0.80)\n",
 		steady, duringFull, duringFull/steady, duringIncr, duringIncr/steady)
 	fmt.Printf("  process RSS: %s\n", rss())
@@ -339,11 +355,17 @@ func downloadTo(b *testing.B, st storage.Storage, name, path string) {
 	}
 }
 
-// updatesPerSecond runs background (nil: 2 s of nothing) while this goroutine updates
-// random keys, and returns the updates per second while it ran.
-func updatesPerSecond(b *testing.B, be *state.PebbleBackend, n int, background func()) float64 {
+// updatesPerSecond takes a checkpoint's barrier part on this goroutine, as the subtask
+// that owns the backend does, runs the upload it returns in the background (barrier nil:
+// 2 s of nothing) while this goroutine updates random keys, and returns the updates per
+// second while the upload ran.
+func updatesPerSecond(b *testing.B, be *state.PebbleBackend, n int, barrier func() (upload func())) float64 {
 	var done atomic.Bool
 	end := make(chan struct{})
+	var background func()
+	if barrier != nil {
+		background = barrier() // on this goroutine: the backend is the subtask's
+	}
 	go func() {
 		defer close(end)
 		if background == nil {
