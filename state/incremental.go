@@ -339,6 +339,9 @@ func (p *PebbleBackend) ingestFrom(ctx context.Context, opts PebbleOptions, from
 		return 0, err
 	}
 	defer sdb.db.Close()
+	if n, ok, err := p.linkFrom(ctx, opts, sdb.db, srcDir, tmp, from, to, src); ok || err != nil {
+		return n, err
+	}
 	parts := ingestParts(from, to, runtime.GOMAXPROCS(0))
 	type result struct {
 		paths []string
