@@ -74,6 +74,10 @@ func TestKafkaSinkAcrossAMFailover(t *testing.T) {
 				t.Fatalf("no pre-committed transaction open right after the AM died between completing a checkpoint and telling the sinks: %v", atCrash)
 			}
 			t.Logf("the AM died with pre-committed transactions %v open; being written: %v", pending, open)
+			crashEpochs, err := transactionEpochs(e, open)
+			if err != nil {
+				t.Fatal(err)
+			}
 
 			time.Sleep(4 * time.Second) // the job runs without an AM meanwhile
 			r.Start(t, 2)
@@ -87,7 +91,11 @@ func TestKafkaSinkAcrossAMFailover(t *testing.T) {
 
 			// Every transaction open at the crash ended once, the right way: the pre-committed
 			// ones committed; the one being written committed with the adopted subtasks'
-			// next checkpoint, or aborted by the restore (its records are written again).
+			// next checkpoint, or aborted by the restore (its records are written again). The
+			// restored subtask numbers its transactions on from the checkpoint, so it reuses
+			// that id once the restore has fenced it: then a higher producer epoch than at
+			// the crash shows the old transaction can no longer commit (aborted by the
+			// fence), and the exact output above that its records never became visible.
 			testkit.WaitFor(t, "the transactions open at the crash ended", func() (bool, error) {
 				states, err := transactionStates(e, out)
 				if err != nil {
@@ -98,13 +106,17 @@ func TestKafkaSinkAcrossAMFailover(t *testing.T) {
 						return false, fmt.Errorf("pre-committed transaction %s is %s, want CompleteCommit", txn, states[txn])
 					}
 				}
+				epochs, err := transactionEpochs(e, open)
+				if err != nil {
+					return false, err
+				}
 				for _, txn := range open {
-					want := "CompleteAbort"
-					if tc.adopted {
-						want = "CompleteCommit"
-					}
-					if states[txn] != want {
-						return false, fmt.Errorf("transaction %s (being written at the crash) is %s, want %s", txn, states[txn], want)
+					switch {
+					case tc.adopted && states[txn] != "CompleteCommit":
+						return false, fmt.Errorf("transaction %s (being written at the crash) is %s, want CompleteCommit", txn, states[txn])
+					case !tc.adopted && states[txn] != "CompleteAbort" && epochs[txn] <= crashEpochs[txn]:
+						return false, fmt.Errorf("transaction %s (being written at the crash) is %s at producer epoch %d as at the crash, want CompleteAbort or a restored producer's higher epoch",
+							txn, states[txn], epochs[txn])
 					}
 				}
 				return true, nil
@@ -148,6 +160,33 @@ func openAtCrash(states map[string]string, prefix string) (pending, open []strin
 func txnNumber(id string) int {
 	n, _ := strconv.Atoi(id[strings.LastIndexByte(id, '-')+1:])
 	return n
+}
+
+// transactionEpochs are the broker's current producer epochs of the transactional ids.
+func transactionEpochs(e *kafkatest.Env, ids []string) (map[string]int16, error) {
+	out := map[string]int16{}
+	if len(ids) == 0 {
+		return out, nil
+	}
+	cl, err := e.Client()
+	if err != nil {
+		return nil, err
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	described, err := kadm.NewClient(cl).DescribeTransactions(ctx, ids...)
+	if err != nil {
+		return nil, err
+	}
+	for _, id := range ids {
+		d, ok := described[id]
+		if !ok || d.Err != nil {
+			return nil, fmt.Errorf("describe transaction %s: %v", id, d.Err)
+		}
+		out[id] = d.ProducerEpoch
+	}
+	return out, nil
 }
 
 // transactionStates are the broker's states of the transactional ids with prefix.
