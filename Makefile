@@ -7,7 +7,7 @@ PKGS := ./...
 # Tests run with the race detector unless RACE=0.
 RACE ?= 1
 RACE_FLAG := $(if $(filter 1,$(RACE)),-race,)
-GOTEST_FLAGS ?= -count=1 -timeout 25m
+GOTEST_FLAGS ?= -count=1 -timeout 45m
 STATICCHECK_VERSION := v0.8.2
 STATICCHECK := $(shell $(GO) env GOPATH)/bin/staticcheck
 

@@ -79,9 +79,11 @@ mkdir -p .cache/test-output
 echo "==> building"
 "$GO" build ./...
 echo "==> go test $race_flag ./..."
+# -timeout is a hang guard, not a budget: test/e2e alone takes ~22 min on a quiet 2-core
+# machine and ran past 25 min at load 30.
 # set -e would end the script at a failing pipeline: keep going so the chaos suite still runs.
 set +e
-"$GO" test $race_flag -count=1 -timeout 25m -artifacts -outputdir "$PWD/.cache/test-output" ./... 2>&1 | tee .cache/test.log
+"$GO" test $race_flag -count=1 -timeout 45m -artifacts -outputdir "$PWD/.cache/test-output" ./... 2>&1 | tee .cache/test.log
 test_status=${PIPESTATUS[0]}
 # The chaos suite (fixed seeds) runs after the main tests, whatever they said, while the
 # Hadoop mini-cluster is still up: its YARN part needs it (and fails without it in CI).
