@@ -85,6 +85,17 @@ func (c *conn) enqueue(f outFrame) {
 	c.notifyWriter()
 }
 
+// reset aborts the channel on stream at the peer, saying why. A channel that fails
+// because this plane closes is not reset: the peer then sees the connection end, which
+// names this TaskManager as the peer it lost (a reset would say only that the channel
+// was aborted, and the peer's subtask would fail as if on its own).
+func (c *conn) reset(stream uint32, cause error) {
+	if errors.Is(cause, ErrPlaneClosed) {
+		return
+	}
+	c.enqueue(outFrame{typ: frameReset, stream: stream, payload: resetReason(cause.Error())})
+}
+
 // addOutput registers o under a fresh stream id and sends OPEN.
 func (c *conn) addOutput(o *Output) error {
 	payload, err := appendChannelID(nil, o.id)
@@ -296,7 +307,7 @@ func (c *conn) dispatchToInput(f frame) error {
 		}
 		in, err := c.plane.attachProducer(id, remoteConsumerLink{c: c, stream: f.stream})
 		if err != nil {
-			c.enqueue(outFrame{typ: frameReset, stream: f.stream, payload: resetReason(err.Error())})
+			c.reset(f.stream, err)
 			return nil
 		}
 		c.mu.Lock()

@@ -59,7 +59,7 @@ func (l remoteProducerLink) sendEnd() {
 
 func (l remoteProducerLink) sendReset(cause error) {
 	l.c.removeOutput(l.stream)
-	l.c.enqueue(outFrame{typ: frameReset, stream: l.stream, payload: resetReason(cause.Error())})
+	l.c.reset(l.stream, cause)
 }
 
 // remoteConsumerLink sends an Input's credits back over an accepted connection.
@@ -74,5 +74,5 @@ func (l remoteConsumerLink) grantCredit(n int) {
 
 func (l remoteConsumerLink) reject(cause error) {
 	l.c.removeInput(l.stream)
-	l.c.enqueue(outFrame{typ: frameReset, stream: l.stream, payload: resetReason(cause.Error())})
+	l.c.reset(l.stream, cause)
 }
