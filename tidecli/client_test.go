@@ -143,18 +143,9 @@ func (f *fakeAM) handler() http.Handler {
 	})
 	trigger := func(kind string) {
 		mux.HandleFunc("POST "+job+"/"+kind, func(w http.ResponseWriter, r *http.Request) {
-			if !f.authorized(w, r) {
-				return
+			if f.takeTrigger(w, r, false) {
+				writeBody(w, 202, map[string]string{"request-id": kind + "-trigger-1"})
 			}
-			var body map[string]any
-			if err := json.NewDecoder(r.Body).Decode(&body); err != nil {
-				fail(w, 400, err.Error())
-				return
-			}
-			f.mu.Lock()
-			f.lastBody, f.polls = body, 0
-			f.mu.Unlock()
-			writeBody(w, 202, map[string]string{"request-id": kind + "-trigger-1"})
 		})
 		mux.HandleFunc("GET "+job+"/"+kind+"/{trigger}", func(w http.ResponseWriter, r *http.Request) {
 			if r.PathValue("trigger") != kind+"-trigger-1" {
@@ -191,18 +182,9 @@ func (f *fakeAM) handler() http.Handler {
 		writeBody(w, 200, map[string]string{"id": testJobID, "status": f.jobState()})
 	})
 	mux.HandleFunc("POST "+job+"/stop", func(w http.ResponseWriter, r *http.Request) {
-		if !f.authorized(w, r) {
-			return
+		if f.takeTrigger(w, r, true) {
+			writeBody(w, 202, map[string]string{"request-id": "savepoints-trigger-1"})
 		}
-		var body map[string]any
-		if err := json.NewDecoder(r.Body).Decode(&body); err != nil {
-			fail(w, 400, err.Error())
-			return
-		}
-		f.mu.Lock()
-		f.lastBody, f.polls, f.stopping = body, 0, true
-		f.mu.Unlock()
-		writeBody(w, 202, map[string]string{"request-id": "savepoints-trigger-1"})
 	})
 	mux.HandleFunc("GET "+job+"/rescales", func(w http.ResponseWriter, _ *http.Request) {
 		writeBody(w, 200, map[string]any{"rescales": []map[string]any{
@@ -266,6 +248,23 @@ func (f *fakeAM) handler() http.Handler {
 		fail(w, 404, "Not found: "+r.Method+" "+r.URL.Path)
 	})
 	return mux
+}
+
+// takeTrigger records the body of a checkpoint, savepoint or stop request (stopping: a
+// stop, which ends the job with its savepoint); false when it answered with an error.
+func (f *fakeAM) takeTrigger(w http.ResponseWriter, r *http.Request, stopping bool) bool {
+	if !f.authorized(w, r) {
+		return false
+	}
+	var body map[string]any
+	if err := json.NewDecoder(r.Body).Decode(&body); err != nil {
+		fail(w, 400, err.Error())
+		return false
+	}
+	f.mu.Lock()
+	f.lastBody, f.polls, f.stopping = body, 0, stopping
+	f.mu.Unlock()
+	return true
 }
 
 func (f *fakeAM) authorized(w http.ResponseWriter, r *http.Request) bool {
