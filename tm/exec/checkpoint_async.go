@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"time"
 
@@ -203,9 +202,9 @@ func (t *task) uploadFull(ctx context.Context, u *upload) (StateHandle, error) {
 	name := CheckpointDir(t.e.cfg.JobID, u.id) + "/" + StateFileName(t.vertex.ID, t.index)
 	dir := ""
 	if t.localState() != nil {
-		if d, err := os.MkdirTemp(t.scratchDir(), "tide-ckpt-"); err == nil {
+		if d, lock, err := newScratchDir(t.scratchDir(), ""); err == nil {
 			dir = d
-			defer os.RemoveAll(dir)
+			defer removeScratchDir(d, lock)
 		}
 	}
 	h, local, err := t.writeTee(ctx, t.e.cfg.Storage, name, dir, write)

@@ -137,7 +137,9 @@ func (s *incrementalState) record(id int64, tables map[string]StateHandle) {
 // being taken in the background (state.PebbleBackend.CheckpointAsync: the barrier only
 // seals the memtable) until files returns.
 type incrementalSnapshot struct {
-	dir     string
+	dir     string // the Pebble checkpoint, inside the scratch directory root
+	root    string
+	lock    *os.File // root's lock (checkpoint_scratch.go)
 	pending *state.PendingCheckpoint
 }
 
@@ -145,7 +147,7 @@ func (s *incrementalSnapshot) files() ([]state.DBFile, error) { return s.pending
 
 func (s *incrementalSnapshot) release() {
 	_, _ = s.pending.Wait()
-	_ = os.RemoveAll(s.dir)
+	removeScratchDir(s.root, s.lock)
 }
 
 func (t *task) incrementalEnabled() bool {
@@ -166,14 +168,17 @@ func (t *task) takeIncremental(id int64) (*incrementalSnapshot, error) {
 	if t.incr == nil {
 		t.incr = newIncrementalState()
 	}
-	dir := filepath.Join(t.scratchDir(), fmt.Sprintf("tide-ckpt-%s-%d-%d-%d", t.vertex.ID, t.index, t.a.id, id))
-	_ = os.RemoveAll(dir)
+	root, lock, err := newScratchDir(t.scratchDir(), fmt.Sprintf("%s-%d-%d-%d-", t.vertex.ID, t.index, t.a.id, id))
+	if err != nil {
+		return nil, fmt.Errorf("checkpoint %d: scratch directory: %w", id, err)
+	}
+	dir := filepath.Join(root, "db")
 	pending, err := pb.CheckpointAsync(dir)
 	if err != nil {
-		_ = os.RemoveAll(dir)
+		removeScratchDir(root, lock)
 		return nil, err
 	}
-	return &incrementalSnapshot{dir: dir, pending: pending}, nil
+	return &incrementalSnapshot{dir: dir, root: root, lock: lock, pending: pending}, nil
 }
 
 func (t *task) sharedName(id int64, table string) string {

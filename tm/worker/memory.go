@@ -7,6 +7,7 @@ import (
 	"runtime/debug"
 
 	"github.com/tidestream/tide/state"
+	"github.com/tidestream/tide/tm/exec"
 )
 
 // MemoryConfig is the TaskManager's memory configuration (taskmanager.memory.*).
@@ -89,5 +90,13 @@ func (w *worker) cleanPebbleDir(dir string) {
 	}
 	if len(removed) > 0 {
 		w.log.Info("cleaned stale pebble directories", "dir", dir, "removed", len(removed))
+	}
+	// Checkpoint scratch directories live beside the instances (exec: scratchDir).
+	removed, err = exec.CleanStaleScratch(dir, w.log)
+	if err != nil {
+		w.log.Warn("cleaning stale checkpoint scratch directories", "dir", dir, "err", err)
+	}
+	if len(removed) > 0 {
+		w.log.Info("cleaned stale checkpoint scratch directories", "dir", dir, "removed", len(removed))
 	}
 }
