@@ -309,7 +309,7 @@ func benchState(b *testing.B, size int64, kind string) {
 		upload := incrBarrier(6)
 		return func() { upload() }
 	})
-	fmt.Printf("  state updates/s: steady %.0f, during a full upload %.0f (%.2f), during an incremental one %.0f (%.2f) (goal >= 0.80)\n",
+	fmt.Printf("  state updates/s: steady %.0f, during a full upload %.0f (%.2f), during an incremental one %.0f (%.2f) (raw backend writes in one goroutine against an upload at normal priority in the same process; a job's records/s during a checkpoint, with the TaskManager's niced uploads, against the goal of >= 0.80: BenchmarkCheckpointThroughput)\n",
 		steady, duringFull, duringFull/steady, duringIncr, duringIncr/steady)
 	fmt.Printf("  process RSS: %s\n", rss())
 }
