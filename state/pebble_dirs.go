@@ -27,16 +27,7 @@ var staleInstances = dirlock.Cleaner{Prefix: instancePrefix, What: "pebble direc
 // newInstanceDir creates a fresh instance directory under parent, locked from the start
 // (a restore may fill it for a while before Pebble opens it).
 func newInstanceDir(parent, name string) (string, *os.File, error) {
-	dir, err := os.MkdirTemp(parent, instancePrefix+name+"-")
-	if err != nil {
-		return "", nil, err
-	}
-	lock, err := dirlock.Lock(dir)
-	if err != nil {
-		_ = os.RemoveAll(dir)
-		return "", nil, err
-	}
-	return dir, lock, nil
+	return dirlock.MkdirTemp(parent, instancePrefix+name+"-")
 }
 
 // CleanStale removes the Pebble instance directories under dir (the temp directory if

@@ -35,6 +35,22 @@ type InUseError struct {
 
 func (e *InUseError) Error() string { return "in use by another owner (process " + e.Owner + ")" }
 
+// MkdirTemp creates a new directory under parent (os.MkdirTemp's pattern) and locks it
+// from the start, so CleanStale never takes it for stale; it returns the directory and
+// its lock file (close it to release the directory).
+func MkdirTemp(parent, pattern string) (string, *os.File, error) {
+	dir, err := os.MkdirTemp(parent, pattern)
+	if err != nil {
+		return "", nil, err
+	}
+	lock, err := Lock(dir)
+	if err != nil {
+		_ = os.RemoveAll(dir)
+		return "", nil, err
+	}
+	return dir, lock, nil
+}
+
 // Lock takes dir's lock file without waiting and writes this process's PID into it; the
 // directory is owned until the returned file is closed or the process ends. A missing lock
 // file is created locked under a temporary name and renamed, so CleanStale never sees it

@@ -21,16 +21,7 @@ var staleScratch = dirlock.Cleaner{Prefix: scratchPrefix, What: "checkpoint scra
 
 // newScratchDir creates a locked scratch directory under parent, named after name.
 func newScratchDir(parent, name string) (string, *os.File, error) {
-	dir, err := os.MkdirTemp(parent, scratchPrefix+name)
-	if err != nil {
-		return "", nil, err
-	}
-	lock, err := dirlock.Lock(dir)
-	if err != nil {
-		_ = os.RemoveAll(dir)
-		return "", nil, err
-	}
-	return dir, lock, nil
+	return dirlock.MkdirTemp(parent, scratchPrefix+name)
 }
 
 // removeScratchDir removes a scratch directory and drops its lock.
