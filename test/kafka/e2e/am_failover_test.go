@@ -162,51 +162,52 @@ func txnNumber(id string) int {
 	return n
 }
 
+// withAdmin runs fn with an admin client of the broker and a 30 s deadline.
+func withAdmin(e *kafkatest.Env, fn func(ctx context.Context, adm *kadm.Client) error) error {
+	cl, err := e.Client()
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	return fn(ctx, kadm.NewClient(cl))
+}
+
 // transactionEpochs are the broker's current producer epochs of the transactional ids.
 func transactionEpochs(e *kafkatest.Env, ids []string) (map[string]int16, error) {
 	out := map[string]int16{}
 	if len(ids) == 0 {
 		return out, nil
 	}
-	cl, err := e.Client()
-	if err != nil {
-		return nil, err
-	}
-	defer cl.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	described, err := kadm.NewClient(cl).DescribeTransactions(ctx, ids...)
-	if err != nil {
-		return nil, err
-	}
-	for _, id := range ids {
-		d, ok := described[id]
-		if !ok || d.Err != nil {
-			return nil, fmt.Errorf("describe transaction %s: %v", id, d.Err)
+	err := withAdmin(e, func(ctx context.Context, adm *kadm.Client) error {
+		described, err := adm.DescribeTransactions(ctx, ids...)
+		if err != nil {
+			return err
 		}
-		out[id] = d.ProducerEpoch
-	}
-	return out, nil
+		for _, id := range ids {
+			d, ok := described[id]
+			if !ok || d.Err != nil {
+				return fmt.Errorf("describe transaction %s: %v", id, d.Err)
+			}
+			out[id] = d.ProducerEpoch
+		}
+		return nil
+	})
+	return out, err
 }
 
 // transactionStates are the broker's states of the transactional ids with prefix.
 func transactionStates(e *kafkatest.Env, prefix string) (map[string]string, error) {
-	cl, err := e.Client()
-	if err != nil {
-		return nil, err
-	}
-	defer cl.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	list, err := kadm.NewClient(cl).ListTransactions(ctx, nil, nil)
-	if err != nil {
-		return nil, err
-	}
 	out := map[string]string{}
-	for _, l := range list {
-		if strings.HasPrefix(l.TxnID, prefix+"-") {
-			out[l.TxnID] = l.State
+	err := withAdmin(e, func(ctx context.Context, adm *kadm.Client) error {
+		list, err := adm.ListTransactions(ctx, nil, nil)
+		for _, l := range list {
+			if strings.HasPrefix(l.TxnID, prefix+"-") {
+				out[l.TxnID] = l.State
+			}
 		}
-	}
-	return out, nil
+		return err
+	})
+	return out, err
 }
