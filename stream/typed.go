@@ -152,6 +152,9 @@ type RecordBatch interface {
 	Decode(payload []byte) (int, error)
 	// Emit hands record i to out.
 	Emit(i int, ts int64, out Collector) error
+	// EmitRange hands records from..to-1 to out in order, record i with timestamp ts[i]
+	// (Emit for each, with out's typed path looked up once).
+	EmitRange(from, to int, ts []int64, out Collector) error
 	// Reset empties the batch for reuse (dropping its references to records).
 	Reset()
 }
@@ -178,6 +181,24 @@ func (b *typedBatch[T]) Decode(payload []byte) (int, error) {
 
 func (b *typedBatch[T]) Emit(i int, ts int64, out Collector) error {
 	return b.outs.collect(out, b.recs[i], ts)
+}
+
+func (b *typedBatch[T]) EmitRange(from, to int, ts []int64, out Collector) error {
+	recs, ts := b.recs[from:to], ts[from:to]
+	if tc := b.outs.of(out); tc != nil {
+		for i := range recs {
+			if err := tc.collectTyped(recs[i], ts[i]); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	for i := range recs {
+		if err := out.Collect(recs[i], ts[i]); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func (b *typedBatch[T]) Reset() {

@@ -14,7 +14,7 @@ import (
 type eventKind uint8
 
 const (
-	evRecord eventKind = iota
+	evRecords eventKind = iota // a run of records: batch.recs[rec : rec+n]
 	evWatermark
 	evBarrier
 	evEndOfData // the producer's input ended; it still forwards barriers until it finishes
@@ -26,7 +26,8 @@ const (
 type event struct {
 	kind  eventKind
 	input int
-	rec   int // a record's index in its batch's recs
+	rec   int // the first record's index in its batch's recs (evRecords)
+	n     int // the number of records (evRecords)
 	ts    int64
 	id    int64
 	sp    *SavepointTarget // a savepoint barrier's target
@@ -43,14 +44,15 @@ type inputChan struct {
 	free   batches // batches the task processed, for reuse: room for as many as can be in flight
 }
 
-// maxBatch bounds the events one channel hands to the task at once.
+// maxBatch bounds the records one channel hands to the task at once.
 const maxBatch = 256
 
 // batch is what one channel hands to the task at once: events in order and the records
-// they carry, decoded unboxed.
+// they carry, decoded unboxed, with their timestamps.
 type batch struct {
 	events []event
 	recs   stream.RecordBatch
+	ts     []int64 // ts[i] is the timestamp of recs' record i
 	from   *inputChan
 }
 
@@ -63,7 +65,7 @@ func (c *inputChan) get() *batch {
 	case b := <-c.free:
 		return b
 	default:
-		return &batch{events: make([]event, 0, maxBatch), recs: c.spec.NewBatch(), from: c}
+		return &batch{events: make([]event, 0, 4), recs: c.spec.NewBatch(), ts: make([]int64, 0, maxBatch), from: c}
 	}
 }
 
@@ -71,6 +73,7 @@ func (c *inputChan) get() *batch {
 func (b *batch) release() {
 	clear(b.events)
 	b.events = b.events[:0]
+	b.ts = b.ts[:0]
 	b.recs.Reset()
 	select {
 	case b.from.free <- b:
@@ -80,9 +83,10 @@ func (b *batch) release() {
 
 // read forwards the channel's messages as events until it ends; after a barrier it waits
 // until the task has aligned it (so records after the barrier stay in the channel). Events
-// cross to the task in batches: as many as the channel holds ready (up to maxBatch), so a
-// busy channel costs one channel hop per batch and an idle one hands each record on at
-// once.
+// cross to the task in batches: as many records as the channel holds ready (up to
+// maxBatch), so a busy channel costs one channel hop per batch and an idle one hands each
+// record on at once. A run of records is one event, and the channel's lock is taken once
+// per network buffer (netplane.Input.ReadRecords), not once per record.
 func (c *inputChan) read(ctx context.Context, events chan<- *batch) {
 	b := c.get()
 	sendBatch := func() bool {
@@ -106,51 +110,82 @@ func (c *inputChan) read(ctx context.Context, events chan<- *batch) {
 			send(event{kind: evError, input: c.idx, err: fmt.Errorf("panic decoding input %s: %v\n%s", c.in.ID(), r, debug.Stack())})
 		}
 	}()
-	for {
-		raw, more, err := c.in.NextMore(ctx)
-		if errors.Is(err, io.EOF) {
-			send(event{kind: evEnd, input: c.idx})
-			return
-		}
-		if err != nil {
-			if ctx.Err() == nil {
-				send(event{kind: evError, input: c.idx, err: fmt.Errorf("reading %s: %w", c.in.ID(), err)})
-			}
-			return
-		}
+	var (
+		failed  error // a message that cannot be decoded
+		stopped bool  // ctx ended while handing a batch on
+		barrier bool  // a barrier was handed on: wait for its alignment
+	)
+	handle := func(raw []byte) bool {
 		if c.m.on {
 			c.m.bytesIn.Add(int64(len(raw)))
 		}
 		m, err := parseMessage(raw)
 		if err != nil {
-			send(event{kind: evError, input: c.idx, err: fmt.Errorf("input %s: %w", c.in.ID(), err)})
-			return
+			failed = fmt.Errorf("input %s: %w", c.in.ID(), err)
+			return false
 		}
 		ev := event{input: c.idx, ts: m.ts}
 		switch m.tag {
 		case tagRecord, tagRecordTs:
-			ev.kind = evRecord
-			if ev.rec, err = b.recs.Decode(m.payload); err != nil {
-				send(event{kind: evError, input: c.idx, err: fmt.Errorf("decoding a record from %s: %w", c.in.ID(), err)})
-				return
+			i, err := b.recs.Decode(m.payload)
+			if err != nil {
+				failed = fmt.Errorf("decoding a record from %s: %w", c.in.ID(), err)
+				return false
 			}
+			b.ts = append(b.ts, m.ts)
+			if n := len(b.events); n > 0 && b.events[n-1].kind == evRecords {
+				b.events[n-1].n++
+			} else {
+				b.events = append(b.events, event{kind: evRecords, input: c.idx, rec: i, n: 1})
+			}
+			if len(b.ts) == maxBatch && !sendBatch() {
+				stopped = true
+				return false
+			}
+			return true
 		case tagWatermark:
 			ev.kind = evWatermark
 		case tagBarrier, tagSavepointBarrier:
 			ev.kind, ev.id, ev.sp = evBarrier, m.id, m.sp
+			barrier = true
 		case tagEndOfData:
 			ev.kind = evEndOfData
 		}
-		b.events = append(b.events, ev)
-		if (ev.kind != evRecord || len(b.events) == maxBatch || !more) && !sendBatch() {
+		if !send(ev) {
+			stopped = true
+			return false
+		}
+		return !barrier
+	}
+	for {
+		err := c.in.ReadRecords(ctx, handle)
+		switch {
+		case failed != nil:
+			send(event{kind: evError, input: c.idx, err: failed})
+			return
+		case stopped:
+			return
+		case errors.Is(err, io.EOF):
+			send(event{kind: evEnd, input: c.idx})
+			return
+		case err != nil:
+			if ctx.Err() == nil {
+				send(event{kind: evError, input: c.idx, err: fmt.Errorf("reading %s: %w", c.in.ID(), err)})
+			}
 			return
 		}
-		if ev.kind == evBarrier {
+		if barrier {
+			barrier = false
 			select {
 			case <-c.resume:
 			case <-ctx.Done():
 				return
 			}
+			continue
+		}
+		// The buffer is read: hand on what was decoded unless more is ready at once.
+		if !c.in.Ready() && !sendBatch() {
+			return
 		}
 	}
 }

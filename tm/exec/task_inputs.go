@@ -89,12 +89,12 @@ func (t *task) runInputs(ctx context.Context) error {
 			}
 		default:
 			switch ev.kind {
-			case evRecord:
-				t.processed++
+			case evRecords:
+				t.processed += int64(ev.n)
 				if t.metrics.on {
-					t.metrics.recordsIn.Add(1)
+					t.metrics.recordsIn.Add(int64(ev.n))
 				}
-				if err := t.pending.recs.Emit(ev.rec, ev.ts, t.head); err != nil {
+				if err := t.pending.recs.EmitRange(ev.rec, ev.rec+ev.n, t.pending.ts, t.head); err != nil {
 					return err
 				}
 			case evWatermark:

@@ -123,6 +123,94 @@ func (i *Input) NextMore(ctx context.Context) (rec []byte, more bool, err error)
 	}
 }
 
+// ReadRecords hands fn the unread records of the buffer being read, in order, waiting for
+// a buffer as Next does (io.EOF once the producer closed the channel and everything before
+// was read). fn runs without the input's lock, which is taken once per buffer rather than
+// once per record; rec is valid only during the call. fn returning false stops the
+// reading after that record: the rest stay for the next call. The buffer and its credit go
+// back to the producer once its last record was handed out, after fn returned.
+func (i *Input) ReadRecords(ctx context.Context, fn func(rec []byte) bool) error {
+	credits := 0
+	i.mu.Lock()
+	for {
+		if i.err != nil {
+			err := i.err
+			i.mu.Unlock()
+			return err // the credits of buffers recycled meanwhile are moot: the channel failed
+		}
+		if i.cur != nil {
+			if i.pos < len(i.cur) {
+				break
+			}
+			i.recycleCurLocked()
+			if !i.ended {
+				credits++
+				i.outstanding++
+			}
+			continue
+		}
+		if len(i.queue) > 0 {
+			i.cur, i.pos = i.queue[0], 0
+			i.queue[0] = nil
+			i.queue = i.queue[1:]
+			continue
+		}
+		if i.ended {
+			i.mu.Unlock()
+			return io.EOF
+		}
+		ch, link := i.changed, i.producer
+		i.mu.Unlock()
+		if credits > 0 {
+			link.grantCredit(credits)
+			credits = 0
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return fmt.Errorf("netplane: reading channel %s: %w", i.id, ctx.Err())
+		}
+		i.mu.Lock()
+	}
+	// Only this goroutine moves cur and pos; a concurrent fail drops cur without recycling
+	// it, so the buffer stays valid here whatever happens meanwhile.
+	buf, pos := i.cur, i.pos
+	i.mu.Unlock()
+	var err error
+	for pos < len(buf) {
+		rec, next, perr := nextRecord(buf, pos)
+		if perr != nil {
+			err = fmt.Errorf("channel %s: %w", i.id, perr)
+			break
+		}
+		pos = next
+		if !fn(rec) {
+			break
+		}
+	}
+	i.mu.Lock()
+	if i.err == nil && err == nil {
+		i.pos = pos
+		if pos == len(buf) {
+			i.recycleCurLocked()
+			if !i.ended {
+				credits++
+				i.outstanding++
+			}
+		}
+	}
+	link := i.producer
+	i.mu.Unlock()
+	if err != nil {
+		i.fail(err, true)
+		return err
+	}
+	if credits > 0 {
+		link.grantCredit(credits)
+	}
+	return nil
+}
+
 // Ready reports whether Next would return at once: a record is buffered, or the channel
 // ended or failed. A consumer uses it to batch what it hands on without waiting.
 func (i *Input) Ready() bool {
