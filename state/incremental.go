@@ -160,6 +160,10 @@ func keyGroupOf(k []byte) int {
 type RestoreSource struct {
 	Files        map[string]string // base name -> local path (hard-linked, or copied)
 	Placeholders map[string]int64  // base name -> size
+	// Handles names each file in the checkpoint storage (base name -> handle), where
+	// names are unique and files never change: a restore finds prepared tables by it
+	// (LinkableTables). Nil: none are looked for.
+	Handles map[string]string
 }
 
 func (s RestoreSource) materialize(dir string) error {

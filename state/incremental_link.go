@@ -2,10 +2,12 @@ package state
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"path/filepath"
 	"slices"
 
@@ -58,11 +60,28 @@ func (p *PebbleBackend) linkFrom(ctx context.Context, opts PebbleOptions, src *p
 	overlaps := func(t pebble.SSTableInfo) bool {
 		return bytes.Compare(t.Largest.UserKey, lo) >= 0 && (hi == nil || bytes.Compare(t.Smallest.UserKey, hi) < 0)
 	}
-	var link []string
+	// What links, level by level from the bottom: each level's tables go in one
+	// ingestion (they do not overlap), level 0's one table at a time by age, so that
+	// each ingestion's sequence number orders it above the older data as in the source.
+	var groups [][]string
+	group := func(level, i int) int {
+		if level == 0 {
+			return len(levels) - 1 + i
+		}
+		return len(levels) - 1 - level
+	}
+	add := func(g int, path string) {
+		for len(groups) <= g {
+			groups = append(groups, nil)
+		}
+		groups[g] = append(groups[g], path)
+	}
+	slices.SortStableFunc(levels[0], func(a, b pebble.SSTableInfo) int { return cmp.Compare(a.LargestSeqNum, b.LargestSeqNum) })
 	var upper []pebble.SSTableInfo
-	var linkBytes, upperBytes, virtualBytes, mixedBytes uint64
+	var linkBytes, upperBytes, virtualBytes, mixedBytes, preparedBytes uint64
+	linked := 0
 	for level, tables := range levels {
-		for _, t := range tables {
+		for i, t := range tables {
 			if !overlaps(t) {
 				continue
 			}
@@ -71,12 +90,12 @@ func (p *PebbleBackend) linkFrom(ctx context.Context, opts PebbleOptions, src *p
 				logger(opts).Info("pebble restore: copying the source's entries: a table has range deletions or range keys", "table", name, "level", level)
 				return 0, false, nil // what it deletes in the linked tables is no key of its own
 			}
-			if level == len(levels)-1 && !t.Virtual && t.SmallestSeqNum == t.LargestSeqNum {
+			if !t.Virtual && t.SmallestSeqNum == t.LargestSeqNum {
 				path := filepath.Join(srcDir, name)
-				// One sequence number: zero (a compaction's output), or one Pebble gave
-				// an ingested table (its entries are zero), or a flushed table's single
-				// write moved down as it was, which ingestion refuses: that one goes
-				// with the others.
+				// One sequence number: zero (a compaction's output at the bottom), or
+				// one Pebble gave an ingested table (its entries are zero), or a flushed
+				// table's single write, which ingestion refuses: that one goes with
+				// the others.
 				zero := t.LargestSeqNum == 0
 				if !zero {
 					if zero, err = zeroSeqNums(ctx, path); err != nil {
@@ -84,8 +103,21 @@ func (p *PebbleBackend) linkFrom(ctx context.Context, opts PebbleOptions, src *p
 					}
 				}
 				if zero {
-					link = append(link, path)
+					add(group(level, i), path)
 					linkBytes += t.Size
+					linked++
+					continue
+				}
+			}
+			if prepared, ok := opts.Linkable.find(rs, name, t); ok {
+				// Linked into tmp first: the local copy it was made from may be
+				// dropped (and the prepared table with it) while this restore runs.
+				path := filepath.Join(tmp, "prepared-"+filepath.Base(prepared))
+				if err := os.Link(prepared, path); err == nil {
+					add(group(level, i), path)
+					linkBytes += t.Size
+					preparedBytes += t.Size
+					linked++
 					continue
 				}
 			}
@@ -100,12 +132,14 @@ func (p *PebbleBackend) linkFrom(ctx context.Context, opts PebbleOptions, src *p
 	}
 	// The overlay rewrites about the other tables' bytes, and a Get per key where the
 	// copy iterates: worth it while they are at most as large as what is linked.
-	if len(link) == 0 || upperBytes > linkBytes {
-		logger(opts).Info("pebble restore: copying the source's entries: too few bottom-level tables to link",
+	if linked == 0 || upperBytes > linkBytes {
+		logger(opts).Info("pebble restore: copying the source's entries: too few tables to link",
 			"key_groups", fmt.Sprintf("%d-%d", from, to), "linkable_bytes", linkBytes, "other_bytes", upperBytes,
 			"bottom_virtual_bytes", virtualBytes, "bottom_mixed_seqnum_bytes", mixedBytes)
 		return 0, false, nil
 	}
+	// The overlay goes last: every key of a table not linked, with its newest value in
+	// the source (or a deletion), above whatever was linked.
 	overlay, size, err := p.writeOverlay(ctx, src, srcDir, tmp, lo, hi, upper)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -118,22 +152,32 @@ func (p *PebbleBackend) linkFrom(ctx context.Context, opts PebbleOptions, src *p
 	if err := p.beforeDirect(true); err != nil {
 		return 0, false, err
 	}
-	if err := p.db.Ingest(ctx, link); err != nil {
-		// Refused as a whole (a table's entries were not what its bounds told):
-		// nothing changed, the copy takes over.
-		logger(opts).Info("pebble restore: linking the source's tables refused; copying their entries", "err", err)
-		return 0, false, nil
+	first := true
+	for _, g := range groups {
+		if len(g) == 0 {
+			continue
+		}
+		if err := p.db.Ingest(ctx, g); err != nil {
+			if first {
+				// Refused as a whole (a table's entries were not what its bounds
+				// told): nothing changed, the copy takes over.
+				logger(opts).Info("pebble restore: linking the source's tables refused; copying their entries", "err", err)
+				return 0, false, nil
+			}
+			return 0, true, fmt.Errorf("linking the source's tables: %w", err)
+		}
+		first = false
 	}
 	if overlay != "" {
 		if err := p.db.Ingest(ctx, []string{overlay}); err != nil {
-			return 0, true, fmt.Errorf("ingesting the newer entries over %d linked tables: %w", len(link), err)
+			return 0, true, fmt.Errorf("ingesting the newer entries over %d linked tables: %w", linked, err)
 		}
 	}
 	if err := p.excise(ctx, from, to); err != nil {
 		return 0, true, err
 	}
-	logger(opts).Info("pebble restore: linked the source's bottom-level tables", "key_groups", fmt.Sprintf("%d-%d", from, to),
-		"linked_tables", len(link), "linked_bytes", linkBytes, "overlay_tables", len(upper), "overlay_bytes", size)
+	logger(opts).Info("pebble restore: linked the source's tables", "key_groups", fmt.Sprintf("%d-%d", from, to),
+		"linked_tables", linked, "ingestions", len(groups), "linked_bytes", linkBytes, "prepared_bytes", preparedBytes, "overlay_tables", len(upper), "overlay_bytes", size)
 	return int64(size), true, nil
 }
 

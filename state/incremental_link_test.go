@@ -71,7 +71,7 @@ func TestRestoreMergeLinksBottomTables(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer be.Close()
-			if linked := strings.Contains(logs.String(), "linked the source's bottom-level tables"); linked != (how == "linked") {
+			if linked := strings.Contains(logs.String(), "linked the source's tables"); linked != (how == "linked") {
 				t.Fatalf("linked %v, want %v; log:\n%s", linked, how == "linked", logs.String())
 			}
 			got := map[int]int{}

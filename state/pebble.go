@@ -27,6 +27,9 @@ type PebbleOptions struct {
 	// MemTableSize (the instance shares the TaskManager's cache and file cache).
 	Memory *Memory
 	Logger *slog.Logger
+	// Linkable holds prepared copies of restore sources' tables (nil: none): a merging
+	// restore links those instead of rewriting their entries.
+	Linkable *LinkableTables
 }
 
 // PebbleBackend keeps keyed state in an embedded Pebble LSM.

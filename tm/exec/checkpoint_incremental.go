@@ -342,9 +342,9 @@ func (t *task) readManifest(ctx context.Context, src restoreSource, meta checkpo
 }
 
 // restoreDB rebuilds the subtask's Pebble instance from the database files of the
-// subtasks whose key groups overlap its own: the one overlapping most becomes the
-// instance (what falls outside the subtask's key groups excised; its tables holding none
-// of them are never fetched), the others' entries in range are copied in. Tables come
+// subtasks whose key groups overlap its own: one becomes the instance (what falls outside
+// the subtask's key groups excised; its tables holding none of them are never fetched),
+// the others' entries in range are linked or copied in. Tables come
 // from the local state store where it has them.
 func (t *task) restoreDB(ctx context.Context, src restoreSource, meta checkpoint.Metadata, dbs []dbManifest, fetch *restoreFetch) error {
 	n := meta.CheckpointID
@@ -363,9 +363,28 @@ func (t *task) restoreDB(ctx context.Context, src restoreSource, meta checkpoint
 	if len(use) == 0 {
 		return nil
 	}
+	// The base is excised, never rewritten; the others are merged into it, which links
+	// what a local copy prepared (prepared_restore.go) and rewrites the rest. So the base
+	// is a source nothing was prepared for (this TaskManager's own last state, beside a
+	// standby copy of the lost range), then the one overlapping most.
+	lt := t.e.preparedTables()
+	prepared := func(m dbManifest) bool {
+		for _, f := range m.Files {
+			if f.Table && lt.Prepared(f.Handle) {
+				return true
+			}
+		}
+		return false
+	}
+	better := func(a, b dbManifest) bool {
+		if pa, pb := prepared(a), prepared(b); pa != pb {
+			return !pa
+		}
+		return overlap(a) > overlap(b)
+	}
 	best := 0
 	for i, m := range use {
-		if overlap(m) > overlap(use[best]) {
+		if better(m, use[best]) {
 			best = i
 		}
 	}
@@ -379,7 +398,7 @@ func (t *task) restoreDB(ctx context.Context, src restoreSource, meta checkpoint
 	skipped := 0
 	start := time.Now()
 	for _, m := range use {
-		rs := state.RestoreSource{Files: map[string]string{}, Placeholders: map[string]int64{}}
+		rs := state.RestoreSource{Files: map[string]string{}, Placeholders: map[string]int64{}, Handles: map[string]string{}}
 		for _, f := range m.Files {
 			if f.Table && !f.Overlaps(t.kgStart, t.kgEnd) {
 				rs.Placeholders[f.Name] = f.Size
@@ -391,6 +410,7 @@ func (t *task) restoreDB(ctx context.Context, src restoreSource, meta checkpoint
 				return fmt.Errorf("restoring checkpoint %d: %w", n, err)
 			}
 			rs.Files[f.Name] = p
+			rs.Handles[f.Name] = f.Handle
 		}
 		sources = append(sources, rs)
 	}

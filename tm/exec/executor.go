@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/tidestream/tide/core"
+	"github.com/tidestream/tide/state"
 	"github.com/tidestream/tide/storage"
 	"github.com/tidestream/tide/stream"
 	"github.com/tidestream/tide/tm/localstate"
@@ -115,6 +116,9 @@ type Executor struct {
 	closed   bool
 	// retiring: the state backends of cancelled subtasks still closing (Close waits)
 	retiring sync.WaitGroup
+
+	linkableMu sync.Mutex
+	linkable   *state.LinkableTables // copies' tables prepared for restores (prepared_restore.go)
 }
 
 // attempt is the subtasks of one deployment attempt running here.
@@ -328,6 +332,7 @@ func (e *Executor) NotifyCheckpointComplete(attemptID, checkpointID int64) {
 	if ls := e.cfg.LocalState; ls != nil && e.cfg.StateBackend.LocalRecovery && a.savepoint(checkpointID) == nil {
 		// A savepoint (a stop-with-savepoint's is confirmed) keeps no local copy.
 		ls.Confirm(e.cfg.JobID, checkpointID)
+		e.prunePrepared()
 	}
 }
 
@@ -360,6 +365,11 @@ func (e *Executor) Close(ctx context.Context) error {
 	}
 	if !waitGroup(ctx, &e.retiring) {
 		e.log.Warn("state backends of cancelled subtasks still closing", "err", ctx.Err())
+	}
+	if lt := e.preparedTables(); lt != nil {
+		if err := lt.Remove(); err != nil {
+			e.log.Warn("removing the tables prepared for restores", "dir", lt.Dir(), "err", err)
+		}
 	}
 	return ctx.Err()
 }

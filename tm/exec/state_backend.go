@@ -63,6 +63,8 @@ func (t *task) pebbleOptions() state.PebbleOptions {
 		Name:   fmt.Sprintf("%s-%d-%d", t.vertex.ID, t.index, t.a.id),
 		Memory: t.e.cfg.StateBackend.Memory,
 		Logger: t.log,
+		// A merge links the tables a local copy prepared (prepared_restore.go).
+		Linkable: t.e.preparedTables(),
 	}
 }
 

@@ -79,6 +79,10 @@ type Config struct {
 	Local   *localstate.Store // nil: every copy fails (nothing would restore from it)
 	Report  func(Progress)
 	Logger  *slog.Logger
+	// Prepare, if set, readies a copy that holds checkpoint meta for a fast restore
+	// (tm/exec: Executor.PrepareRestore) once the AM knows the copy holds it; an error
+	// costs only that speed.
+	Prepare func(ctx context.Context, meta checkpoint.Metadata, vertex string, start, end int) error
 }
 
 // Fetcher runs the copies of one TaskManager for one job. It is safe for concurrent use.
@@ -198,7 +202,7 @@ func (f *Fetcher) run(ctx context.Context, round int64, c *copyState) {
 	for {
 		want, r := f.next(c)
 		if want > have {
-			n, rest, err := f.fetch(ctx, c, r, want, carry)
+			n, rest, meta, err := f.fetch(ctx, c, r, want, carry)
 			carry = rest
 			bytes += n
 			if ctx.Err() != nil {
@@ -238,6 +242,17 @@ func (f *Fetcher) run(ctx context.Context, round int64, c *copyState) {
 				held = &k
 				f.cfg.Logger.Info("warm-up copy holds checkpoint", "round", round, "vertex", r.Vertex,
 					"key_groups", fmt.Sprintf("%d-%d", r.Start, r.End), "checkpoint", want, "bytes", bytes)
+			}
+			if err == nil && f.cfg.Prepare != nil {
+				// Before the report: a copy counts as caught up once a restore from it
+				// is fast, so that a switch (or the standby lag gauge) waits for it.
+				if perr := f.cfg.Prepare(ctx, meta, r.Vertex, r.Start, r.End); perr != nil {
+					if ctx.Err() != nil {
+						return
+					}
+					f.cfg.Logger.Warn("warm-up copy: preparing it for a fast restore failed; a restore from it merges more slowly",
+						"round", round, "vertex", r.Vertex, "key_groups", fmt.Sprintf("%d-%d", r.Start, r.End), "checkpoint", want, "err", perr)
+				}
 			}
 			f.cfg.Report(Progress{Round: round, Vertex: r.Vertex, Start: r.Start, End: r.End, Checkpoint: have, Bytes: bytes, Err: err})
 			if err != nil {
@@ -320,24 +335,24 @@ const subsumedWait = 5 * time.Second
 // bytes it downloaded. Files the local state already holds, or prev staged, are linked.
 // An incomplete fetch returns what it staged for the next one (prev is then part of it);
 // errSuperseded: checkpoint n was left for a newer one asked for meanwhile.
-func (f *Fetcher) fetch(ctx context.Context, c *copyState, r Range, n int64, prev *partial) (int64, *partial, error) {
+func (f *Fetcher) fetch(ctx context.Context, c *copyState, r Range, n int64, prev *partial) (int64, *partial, checkpoint.Metadata, error) {
 	st := f.cfg.Storage
 	job := f.cfg.JobID
 	if f.cfg.Local == nil {
-		return 0, prev, fmt.Errorf("warm-up of %s key groups %d-%d: this TaskManager keeps no local state (state.backend.local-recovery is off or its directory did not open): a copy would not be used", r.Vertex, r.Start, r.End)
+		return 0, prev, checkpoint.Metadata{}, fmt.Errorf("warm-up of %s key groups %d-%d: this TaskManager keeps no local state (state.backend.local-recovery is off or its directory did not open): a copy would not be used", r.Vertex, r.Start, r.End)
 	}
 	data, err := storage.ReadFile(ctx, st, checkpoint.MetadataPath(job, n))
 	if err != nil {
-		return 0, prev, fmt.Errorf("warm-up of %s key groups %d-%d: reading checkpoint %d's %s in %s: %w", r.Vertex, r.Start, r.End, n, checkpoint.MetadataFile, st.URI(), err)
+		return 0, prev, checkpoint.Metadata{}, fmt.Errorf("warm-up of %s key groups %d-%d: reading checkpoint %d's %s in %s: %w", r.Vertex, r.Start, r.End, n, checkpoint.MetadataFile, st.URI(), err)
 	}
 	meta, err := checkpoint.DecodeMetadata(data)
 	if err != nil {
-		return 0, prev, fmt.Errorf("warm-up of %s key groups %d-%d: checkpoint %d: %w", r.Vertex, r.Start, r.End, n, err)
+		return 0, prev, checkpoint.Metadata{}, fmt.Errorf("warm-up of %s key groups %d-%d: checkpoint %d: %w", r.Vertex, r.Start, r.End, n, err)
 	}
 	handles := filesFor(meta, r)
 	stage, err := f.cfg.Local.Stage(localstate.Key{Job: job, Vertex: r.Vertex, KeyGroupStart: r.Start, KeyGroupEnd: r.End, Checkpoint: n})
 	if err != nil {
-		return 0, prev, err
+		return 0, prev, checkpoint.Metadata{}, err
 	}
 	cur := &partial{stage: stage, have: map[string]int64{}}
 	// From here on prev's files the checkpoint lists are linked into cur: prev goes.
@@ -357,19 +372,19 @@ func (f *Fetcher) fetch(ctx context.Context, c *copyState, r Range, n int64, pre
 			}
 		}
 		if newer, _ := f.next(c); newer > n {
-			return got, cur, errSuperseded
+			return got, cur, meta, errSuperseded
 		}
 		k, err := download(ctx, st, stage, resolve(meta, h.Name), h)
 		got += k
 		if err != nil {
-			return got, cur, fmt.Errorf("warm-up of %s key groups %d-%d: checkpoint %d: %w", r.Vertex, r.Start, r.End, n, err)
+			return got, cur, meta, fmt.Errorf("warm-up of %s key groups %d-%d: checkpoint %d: %w", r.Vertex, r.Start, r.End, n, err)
 		}
 		cur.have[h.Name] = h.Size
 	}
 	if err := stage.Commit(); err != nil {
-		return got, nil, err
+		return got, nil, meta, err
 	}
-	return got, nil, nil
+	return got, nil, meta, nil
 }
 
 // filesFor lists the handles of the vertex's subtasks whose key groups overlap the range

@@ -150,7 +150,7 @@ func (w *worker) serve(ctx context.Context, c *connection) (outcome, error) {
 			w.closeHeld()
 		}
 	}()
-	fetcher := w.newFetcher(reg.GetJobId(), h.st, h.localState, sess, log)
+	fetcher := w.newFetcher(reg.GetJobId(), h.st, h.localState, h.ex, sess, log)
 	defer fetcher.Close()
 	log.Info("registered with the AM", "am", w.am, "kept_subtasks", len(c.reported))
 

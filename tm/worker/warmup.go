@@ -7,6 +7,7 @@ import (
 
 	"github.com/tidestream/tide/rpc"
 	"github.com/tidestream/tide/storage"
+	"github.com/tidestream/tide/tm/exec"
 	"github.com/tidestream/tide/tm/localstate"
 	"github.com/tidestream/tide/tm/warmup"
 )
@@ -32,8 +33,8 @@ const (
 // newFetcher starts the warm-up copies of one registered session: they report to the AM
 // through sess. Without a local state store (local recovery off) every copy fails at once:
 // nothing would restore from it.
-func (w *worker) newFetcher(jobID string, st storage.Storage, local *localstate.Store, sess *amSession, log *slog.Logger) *warmup.Fetcher {
-	return warmup.New(warmup.Config{JobID: jobID, Storage: st, Local: local, Logger: log, Report: func(p warmup.Progress) {
+func (w *worker) newFetcher(jobID string, st storage.Storage, local *localstate.Store, ex *exec.Executor, sess *amSession, log *slog.Logger) *warmup.Fetcher {
+	return warmup.New(warmup.Config{JobID: jobID, Storage: st, Local: local, Logger: log, Prepare: ex.PrepareRestore, Report: func(p warmup.Progress) {
 		msg := &rpc.WarmupProgress{Round: p.Round, Vertex: p.Vertex, KeyGroupStart: int32(p.Start), KeyGroupEnd: int32(p.End),
 			CheckpointId: p.Checkpoint, Bytes: p.Bytes}
 		if p.Err != nil {
