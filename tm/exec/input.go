@@ -119,10 +119,15 @@ func (c *inputChan) read(ctx context.Context, events chan<- *batch) {
 		if c.m.on {
 			c.m.bytesIn.Add(int64(len(raw)))
 		}
-		m, err := parseMessage(raw)
-		if err != nil {
-			failed = fmt.Errorf("input %s: %w", c.in.ID(), err)
-			return false
+		var m message
+		if len(raw) > 0 && raw[0] == tagRecord {
+			m = message{tag: tagRecord, ts: noTimestamp, payload: raw[1:]} // the common case
+		} else {
+			var err error
+			if m, err = parseMessage(raw); err != nil {
+				failed = fmt.Errorf("input %s: %w", c.in.ID(), err)
+				return false
+			}
 		}
 		ev := event{input: c.idx, ts: m.ts}
 		switch m.tag {

@@ -24,6 +24,7 @@ type edgeOut struct {
 }
 
 // router is the collector at the end of a chain: it encodes records once and writes them
+// (a header with the timestamp, then the encoding, copied once into the network buffer)
 // to the consumer each edge picks (FORWARD: the one; HASH: by key group; REBALANCE: round
 // robin). Watermarks and barriers go to every consumer.
 type router struct {
@@ -61,7 +62,6 @@ func (r *router) Route(ts int64, payload []byte, hashes []uint64) error {
 		return nil
 	}
 	r.buf = appendRecordHeader(r.buf[:0], ts)
-	r.buf = append(r.buf, payload...)
 	for i, e := range r.edges {
 		target := 0
 		switch e.spec.Kind {
@@ -79,14 +79,14 @@ func (r *router) Route(ts int64, payload []byte, hashes []uint64) error {
 				e.rr = 0
 			}
 		}
-		if err := e.outs[target].Write(r.ctx, r.buf); err != nil {
+		if err := e.outs[target].WriteRecord(r.ctx, r.buf, payload); err != nil {
 			return fmt.Errorf("writing to %s: %w", e.outs[target].ID(), err)
 		}
 	}
 	r.sent++
 	if r.m.on {
 		r.m.recordsOut.Add(1)
-		r.m.bytesOut.Add(int64(len(r.buf) * len(r.edges)))
+		r.m.bytesOut.Add(int64((len(r.buf) + len(payload)) * len(r.edges)))
 	}
 	return nil
 }

@@ -196,8 +196,11 @@ func resetReason(reason string) []byte {
 
 // recordLen is the encoded size of a record of n bytes.
 func recordLen(n int) int {
-	var tmp [binary.MaxVarintLen64]byte
-	return binary.PutUvarint(tmp[:], uint64(n)) + n
+	prefix := 1
+	for v := uint64(n); v >= 0x80; v >>= 7 {
+		prefix++
+	}
+	return prefix + n
 }
 
 // appendRecord appends a uvarint length prefix and the record to buf.

@@ -2,6 +2,7 @@ package netplane
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
 	"sync"
 	"time"
@@ -47,12 +48,26 @@ func (o *Output) ID() ChannelID { return o.id }
 // full and the consumer has granted no credit, until the channel fails, or
 // until ctx is done. The record is copied; the caller may reuse it.
 func (o *Output) Write(ctx context.Context, record []byte) error {
-	if len(record) > MaxRecordBytes {
-		return fmt.Errorf("netplane: channel %s: record of %d bytes, expected at most %d", o.id, len(record), MaxRecordBytes)
+	return o.WriteRecord(ctx, record, nil)
+}
+
+// WriteRecord is Write of the record head followed by body, copied into the buffer
+// straight from both (a producer that prefixes its encoded records with a header does not
+// join them first).
+func (o *Output) WriteRecord(ctx context.Context, head, body []byte) error {
+	size := len(head) + len(body)
+	if size > MaxRecordBytes {
+		return fmt.Errorf("netplane: channel %s: record of %d bytes, expected at most %d", o.id, size, MaxRecordBytes)
 	}
-	need := recordLen(len(record))
+	need := recordLen(size)
 	o.mu.Lock()
-	defer o.mu.Unlock()
+	err := o.writeLocked(ctx, head, body, need)
+	o.mu.Unlock()
+	return err
+}
+
+// writeLocked is WriteRecord with o.mu held (it may release and retake it while waiting).
+func (o *Output) writeLocked(ctx context.Context, head, body []byte, need int) error {
 	warned := false
 	for {
 		if err := o.usableLocked(); err != nil {
@@ -85,7 +100,7 @@ func (o *Output) Write(ctx context.Context, record []byte) error {
 			o.buf = o.plane.pool.get(0)
 		}
 	}
-	o.buf = appendRecord(o.buf, record)
+	o.buf = append(append(binary.AppendUvarint(o.buf, uint64(len(head)+len(body))), head...), body...)
 	switch {
 	case len(o.buf) >= o.bufferBytes:
 		if o.credits > 0 {
