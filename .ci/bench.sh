@@ -53,9 +53,6 @@ fi
 if [ -x "$before" ]; then export TIDE_BENCH_BEFORE_BIN="$before"; fi
 test/e2e/bench.sh | tee "$out/e2e.txt"
 
-section "warm-up and standby (issue 14): switch downtime (last record before -> every subtask's first record after) of a scale-up and an evacuation with warm-up vs without, and of a TaskManager SIGKILL with a standby vs without, at 1 MiB and 100 MiB of keyed state (TIDE_BENCH_WARMUP_1G=1 adds 1 GiB), ratios from the same run"
-TIDE_BENCH_WARMUP=1 go test ./test/e2e -run '^$' -bench '^BenchmarkWarmupDowntime$' -benchtime 1x -timeout 120m | tee "$out/warmup.txt"
-
 section "records/s of a keyed job (numbers -> keyBy -> a 1000-byte value per key updated by every record; one TaskManager, 512 MiB managed memory, file://) while checkpoints are in flight against between them, in one run: heap (copy-on-write, and encoded at the barrier as the baseline), pebble full and pebble incremental (uploads at low priority, and at normal priority as the baseline) at 64 MiB, then pebble incremental and heap (copy-on-write) at 1 GiB; the longest time without a record and the barrier's synchronous part; each size ends with every backend's during/between side by side and the load average"
 # TIDE_BENCH_CKPT_MIB sets the size; by hand, every mode at 1 GiB (heap-sync only up to 256 MiB):
 #   TIDE_BENCH_CKPT_MIB=1024 go test -run '^$' -bench CheckpointThroughput -benchtime 1x -timeout 90m ./tm/exec/
@@ -85,6 +82,9 @@ if command -v java >/dev/null && command -v mvn >/dev/null; then
   fi
   section "keyed state of one subtask, 100 MiB and 1 GiB on pebble: checkpoint time and bytes (full, incremental, incremental after 1% of keys changed), restores from HDFS and from local files and of half the key groups, state updates/s during an upload against steady, RSS; next to the heap backend and a plain copy of the same bytes; file:// and hdfs://"
   TIDE_BENCH_STATE_1G=1 TIDE_HADOOP_ENV="$PWD/.cache/hadoop/env" go test -run '^$' -bench StateBackends -benchtime 1x -timeout 90m ./tm/exec/ | tee "$out/state.txt"
+  section "warm-up and standby (issue 14), checkpoints on HDFS: switch downtime (last record before -> every subtask's first record after) of a scale-up and an evacuation with warm-up vs without, and of a TaskManager SIGKILL with a standby vs restoring from HDFS, at 1 MiB, 100 MiB and 1 GiB of keyed state, ratios from the same run"
+  TIDE_BENCH_WARMUP=1 TIDE_BENCH_WARMUP_1G=1 TIDE_BENCH_WARMUP_STORAGE=hdfs TIDE_REQUIRE_HADOOP=1 TIDE_HADOOP_ENV="$PWD/.cache/hadoop/env" \
+    go test ./test/e2e -run '^$' -bench '^BenchmarkWarmupDowntime$' -benchtime 1x -timeout 120m | tee "$out/warmup.txt"
   section "YARN: tide run to RUNNING, container allocation to TaskManager registered, next to the AM heartbeat"
   test/e2e/bench_yarn.sh | tee "$out/yarn.txt"
   section "Kafka: KafkaCount (Kafka -> keyBy -> Kafka, p=2) exactly-once and at-least-once, next to the broker's own producer/consumer on the same topic"
@@ -92,6 +92,8 @@ if command -v java >/dev/null && command -v mvn >/dev/null; then
   TIDE_REQUIRE_KAFKA=1 go test -run '^$' -bench KafkaCount -benchtime 1x ./test/kafka/e2e/ | tee "$out/kafka.txt"
 else
   section "HDFS and YARN benchmarks skipped: no Java/Maven on this machine"
+  section "warm-up and standby (issue 14), checkpoints on file:// (no HDFS here): switch downtime with warm-up vs without and with a standby vs without, at 1 MiB, 100 MiB and 1 GiB of keyed state"
+  TIDE_BENCH_WARMUP=1 TIDE_BENCH_WARMUP_1G=1 go test ./test/e2e -run '^$' -bench '^BenchmarkWarmupDowntime$' -benchtime 1x -timeout 120m | tee "$out/warmup.txt"
   section "keyed state of one subtask, 100 MiB and 1 GiB on pebble (file:// only): full vs incremental checkpoints, restores, updates/s during an upload, next to the heap backend and a plain copy"
   TIDE_BENCH_STATE_1G=1 go test -run '^$' -bench StateBackends -benchtime 1x -timeout 90m ./tm/exec/ | tee "$out/state.txt"
 fi

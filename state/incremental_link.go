@@ -61,19 +61,18 @@ func (p *PebbleBackend) linkFrom(ctx context.Context, opts PebbleOptions, src *p
 		return bytes.Compare(t.Largest.UserKey, lo) >= 0 && (hi == nil || bytes.Compare(t.Smallest.UserKey, hi) < 0)
 	}
 	// What links, level by level from the bottom: each level's tables go in one
-	// ingestion (they do not overlap), level 0's one table at a time by age, so that
-	// each ingestion's sequence number orders it above the older data as in the source.
-	var groups [][]string
-	group := func(level, i int) int {
+	// ingestion (they do not overlap), level 0's by age in runs of tables that do not
+	// overlap each other, so that each ingestion's sequence number orders it above the
+	// older data as in the source.
+	groups := make([][]string, len(levels)-1)
+	var l0 []pebble.SSTableInfo
+	var l0paths []string
+	add := func(level int, t pebble.SSTableInfo, path string) {
 		if level == 0 {
-			return len(levels) - 1 + i
+			l0, l0paths = append(l0, t), append(l0paths, path)
+			return
 		}
-		return len(levels) - 1 - level
-	}
-	add := func(g int, path string) {
-		for len(groups) <= g {
-			groups = append(groups, nil)
-		}
+		g := len(levels) - 1 - level
 		groups[g] = append(groups[g], path)
 	}
 	slices.SortStableFunc(levels[0], func(a, b pebble.SSTableInfo) int { return cmp.Compare(a.LargestSeqNum, b.LargestSeqNum) })
@@ -81,7 +80,7 @@ func (p *PebbleBackend) linkFrom(ctx context.Context, opts PebbleOptions, src *p
 	var linkBytes, upperBytes, virtualBytes, mixedBytes, preparedBytes uint64
 	linked := 0
 	for level, tables := range levels {
-		for i, t := range tables {
+		for _, t := range tables {
 			if !overlaps(t) {
 				continue
 			}
@@ -103,7 +102,7 @@ func (p *PebbleBackend) linkFrom(ctx context.Context, opts PebbleOptions, src *p
 					}
 				}
 				if zero {
-					add(group(level, i), path)
+					add(level, t, path)
 					linkBytes += t.Size
 					linked++
 					continue
@@ -114,7 +113,7 @@ func (p *PebbleBackend) linkFrom(ctx context.Context, opts PebbleOptions, src *p
 				// dropped (and the prepared table with it) while this restore runs.
 				path := filepath.Join(tmp, "prepared-"+filepath.Base(prepared))
 				if err := os.Link(prepared, path); err == nil {
-					add(group(level, i), path)
+					add(level, t, path)
 					linkBytes += t.Size
 					preparedBytes += t.Size
 					linked++
@@ -130,6 +129,7 @@ func (p *PebbleBackend) linkFrom(ctx context.Context, opts PebbleOptions, src *p
 			upperBytes += t.Size
 		}
 	}
+	groups = append(groups, levelZeroRuns(l0, l0paths)...)
 	// The overlay rewrites about the other tables' bytes, and a Get per key where the
 	// copy iterates: worth it while they are at most as large as what is linked.
 	if linked == 0 || upperBytes > linkBytes {
@@ -153,10 +153,12 @@ func (p *PebbleBackend) linkFrom(ctx context.Context, opts PebbleOptions, src *p
 		return 0, false, err
 	}
 	first := true
+	ingestions := 0
 	for _, g := range groups {
 		if len(g) == 0 {
 			continue
 		}
+		ingestions++
 		if err := p.db.Ingest(ctx, g); err != nil {
 			if first {
 				// Refused as a whole (a table's entries were not what its bounds
@@ -177,8 +179,31 @@ func (p *PebbleBackend) linkFrom(ctx context.Context, opts PebbleOptions, src *p
 		return 0, true, err
 	}
 	logger(opts).Info("pebble restore: linked the source's tables", "key_groups", fmt.Sprintf("%d-%d", from, to),
-		"linked_tables", linked, "ingestions", len(groups), "linked_bytes", linkBytes, "prepared_bytes", preparedBytes, "overlay_tables", len(upper), "overlay_bytes", size)
+		"linked_tables", linked, "ingestions", ingestions, "linked_bytes", linkBytes, "prepared_bytes", preparedBytes, "overlay_tables", len(upper), "overlay_bytes", size)
 	return int64(size), true, nil
+}
+
+// levelZeroRuns cuts level-0 tables (oldest first) into runs to ingest one after the
+// other: a table joins the current run unless it overlaps a table in it, so that of two
+// overlapping tables the newer is ingested later, above the older.
+func levelZeroRuns(tables []pebble.SSTableInfo, paths []string) [][]string {
+	var runs [][]string
+	var cur []pebble.SSTableInfo
+	for i, t := range tables {
+		clash := false
+		for _, c := range cur {
+			if bytes.Compare(t.Smallest.UserKey, c.Largest.UserKey) <= 0 && bytes.Compare(c.Smallest.UserKey, t.Largest.UserKey) <= 0 {
+				clash = true
+				break
+			}
+		}
+		if clash || len(runs) == 0 {
+			runs, cur = append(runs, nil), nil
+		}
+		runs[len(runs)-1] = append(runs[len(runs)-1], paths[i])
+		cur = append(cur, t)
+	}
+	return runs
 }
 
 // linkMerges: linkFrom may link (tests turn it off to compare with the copy).

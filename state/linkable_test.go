@@ -209,3 +209,34 @@ func TestRestoreMergeLinksPreparedTables(t *testing.T) {
 		t.Fatalf("after Prune: %d files left (%v), want none", len(left), err)
 	}
 }
+
+// Level-0 tables are ingested oldest first in runs of tables that do not overlap: of
+// two overlapping tables the newer lands in a later run.
+func TestLevelZeroRuns(t *testing.T) {
+	table := func(lo, hi string) pebble.SSTableInfo {
+		var ti pebble.SSTableInfo
+		ti.Smallest.UserKey, ti.Largest.UserKey = []byte(lo), []byte(hi)
+		return ti
+	}
+	for _, tc := range []struct {
+		name   string
+		tables []pebble.SSTableInfo
+		want   string
+	}{
+		{"none", nil, "[]"},
+		{"disjoint", []pebble.SSTableInfo{table("a", "c"), table("d", "f"), table("x", "z")}, "[[0 1 2]]"},
+		{"overlap starts a run", []pebble.SSTableInfo{table("a", "c"), table("d", "f"), table("b", "e"), table("x", "z")}, "[[0 1] [2 3]]"},
+		{"touching bounds overlap", []pebble.SSTableInfo{table("a", "c"), table("c", "d")}, "[[0] [1]]"},
+		{"each overlaps the last", []pebble.SSTableInfo{table("a", "z"), table("a", "z"), table("m", "n")}, "[[0] [1] [2]]"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			paths := make([]string, len(tc.tables))
+			for i := range paths {
+				paths[i] = strconv.Itoa(i)
+			}
+			if got := fmt.Sprint(levelZeroRuns(tc.tables, paths)); got != tc.want {
+				t.Fatalf("runs %s, want %s", got, tc.want)
+			}
+		})
+	}
+}
