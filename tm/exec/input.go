@@ -114,6 +114,7 @@ func (c *inputChan) read(ctx context.Context, events chan<- *batch) {
 		failed  error // a message that cannot be decoded
 		stopped bool  // ctx ended while handing a batch on
 		barrier bool  // a barrier was handed on: wait for its alignment
+		full    bool  // the batch holds maxBatch records: hand it on
 	)
 	handle := func(raw []byte) bool {
 		if c.m.on {
@@ -143,8 +144,10 @@ func (c *inputChan) read(ctx context.Context, events chan<- *batch) {
 			} else {
 				b.events = append(b.events, event{kind: evRecords, input: c.idx, rec: i, n: 1})
 			}
-			if len(b.ts) == maxBatch && !sendBatch() {
-				stopped = true
+			if len(b.ts) == maxBatch {
+				// Hand the full batch on after ReadRecords returned: when this was the
+				// buffer's last record, its credit goes back first.
+				full = true
 				return false
 			}
 			return true
@@ -178,6 +181,13 @@ func (c *inputChan) read(ctx context.Context, events chan<- *batch) {
 				send(event{kind: evError, input: c.idx, err: fmt.Errorf("reading %s: %w", c.in.ID(), err)})
 			}
 			return
+		}
+		if full {
+			full = false
+			if !sendBatch() {
+				return
+			}
+			continue
 		}
 		if barrier {
 			barrier = false
