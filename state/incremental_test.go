@@ -69,15 +69,7 @@ func TestRestoreFromCheckpointsClipsAndMerges(t *testing.T) {
 	if err := a.Delete(6, "op/s", []byte("k00002")); err != nil {
 		t.Fatal(err)
 	}
-	ca, cb := filepath.Join(root, "ck-a"), filepath.Join(root, "ck-b")
-	fa, err := a.Checkpoint(ca)
-	if err != nil {
-		t.Fatal(err)
-	}
-	fb, err := b.Checkpoint(cb)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ca, cb, fa, fb := checkpointBoth(t, root, a, b)
 	// Writes after the checkpoint are not in it.
 	if err := a.Put(5, "op/s", []byte("k00001"), []byte("later")); err != nil {
 		t.Fatal(err)
@@ -232,6 +224,37 @@ func TestIngestParts(t *testing.T) {
 		got := ingestParts(tc.from, tc.to, tc.n)
 		if fmt.Sprint(got) != fmt.Sprint(tc.want) {
 			t.Errorf("ingestParts(%d, %d, %d) = %v, want %v", tc.from, tc.to, tc.n, got, tc.want)
+		}
+	}
+}
+
+// checkpointBoth checkpoints a into root/ck-a and b into root/ck-b.
+func checkpointBoth(t *testing.T, root string, a, b *PebbleBackend) (ca, cb string, fa, fb []DBFile) {
+	t.Helper()
+	ca, cb = filepath.Join(root, "ck-a"), filepath.Join(root, "ck-b")
+	var err error
+	if fa, err = a.Checkpoint(ca); err != nil {
+		t.Fatal(err)
+	}
+	if fb, err = b.Checkpoint(cb); err != nil {
+		t.Fatal(err)
+	}
+	return ca, cb, fa, fb
+}
+
+// addNewerEntries changes key groups 9 and 13 of be above its older tables: k00001 gets
+// the value "new", k00002 is deleted, z-added is added with the value "added".
+func addNewerEntries(t *testing.T, be *PebbleBackend) {
+	t.Helper()
+	for _, kg := range []int{9, 13} {
+		if err := be.Put(kg, "op/s", []byte("k00001"), []byte("new")); err != nil {
+			t.Fatal(err)
+		}
+		if err := be.Delete(kg, "op/s", []byte("k00002")); err != nil {
+			t.Fatal(err)
+		}
+		if err := be.Put(kg, "op/s", []byte("z-added"), []byte("added")); err != nil {
+			t.Fatal(err)
 		}
 	}
 }

@@ -36,26 +36,8 @@ func TestRestoreMergeLinksPreparedTables(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Newer tables above: a changed value, a deleted key, a new key.
-	for _, kg := range []int{9, 13} {
-		if err := b.Put(kg, "op/s", []byte("k00001"), []byte("new")); err != nil {
-			t.Fatal(err)
-		}
-		if err := b.Delete(kg, "op/s", []byte("k00002")); err != nil {
-			t.Fatal(err)
-		}
-		if err := b.Put(kg, "op/s", []byte("z-added"), []byte("added")); err != nil {
-			t.Fatal(err)
-		}
-	}
-	ca, cb := filepath.Join(root, "ck-a"), filepath.Join(root, "ck-b")
-	fa, err := a.Checkpoint(ca)
-	if err != nil {
-		t.Fatal(err)
-	}
-	fb, err := b.Checkpoint(cb)
-	if err != nil {
-		t.Fatal(err)
-	}
+	addNewerEntries(t, b)
+	ca, cb, fa, fb := checkpointBoth(t, root, a, b)
 	bottom, _ := b.db.SSTables()
 	var moved, views int
 	for _, tb := range bottom[len(bottom)-1] {

@@ -2,6 +2,7 @@ package netplane
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"sync"
@@ -50,88 +51,48 @@ func (i *Input) Next(ctx context.Context) ([]byte, error) {
 func (i *Input) NextMore(ctx context.Context) (rec []byte, more bool, err error) {
 	credits := 0
 	i.mu.Lock()
-	for {
-		if i.err != nil {
-			err := i.err
-			i.mu.Unlock()
-			return nil, false, err
-		}
-		if i.cur != nil {
-			if i.pos < len(i.cur) {
-				r, next, err := nextRecord(i.cur, i.pos)
-				if err != nil {
-					err = fmt.Errorf("channel %s: %w", i.id, err)
-					i.mu.Unlock()
-					i.fail(err, true)
-					return nil, false, err
-				}
-				rec = r
-				i.pos = next
-				if next == len(i.cur) {
-					// Last record of the buffer: free the buffer and its credit
-					// now, so a producer waiting for that credit can go on while
-					// the caller holds the record. A pooled buffer is reused,
-					// so the record is copied out first; an oversized buffer
-					// is simply dropped.
-					if cap(i.cur) == i.plane.pool.size {
-						i.scratch = append(i.scratch[:0], rec...)
-						rec = i.scratch
-					}
-					i.recycleCurLocked()
-					if !i.ended {
-						credits++
-						i.outstanding++
-					}
-				}
-				more = (i.cur != nil && i.pos < len(i.cur)) || len(i.queue) > 0 || i.ended
-				link := i.producer
-				i.mu.Unlock()
-				if credits > 0 {
-					link.grantCredit(credits)
-				}
-				return rec, more, nil
-			}
-			i.recycleCurLocked()
-			if !i.ended {
-				credits++
-				i.outstanding++
-			}
-			continue
-		}
-		if len(i.queue) > 0 {
-			i.cur, i.pos = i.queue[0], 0
-			i.queue[0] = nil
-			i.queue = i.queue[1:]
-			continue
-		}
-		if i.ended {
-			i.mu.Unlock()
-			return nil, true, io.EOF
-		}
-		ch, link := i.changed, i.producer
-		i.mu.Unlock()
-		if credits > 0 {
-			link.grantCredit(credits)
-			credits = 0
-		}
-		select {
-		case <-ch:
-		case <-ctx.Done():
-			return nil, false, fmt.Errorf("netplane: reading channel %s: %w", i.id, ctx.Err())
-		}
-		i.mu.Lock()
+	if err := i.awaitLocked(ctx, &credits); err != nil {
+		return nil, errors.Is(err, io.EOF), err
 	}
+	r, next, err := nextRecord(i.cur, i.pos)
+	if err != nil {
+		err = fmt.Errorf("channel %s: %w", i.id, err)
+		i.mu.Unlock()
+		i.fail(err, true)
+		return nil, false, err
+	}
+	rec = r
+	i.pos = next
+	if next == len(i.cur) {
+		// Last record of the buffer: free the buffer and its credit now, so a producer
+		// waiting for that credit can go on while the caller holds the record. A pooled
+		// buffer is reused, so the record is copied out first; an oversized buffer is
+		// simply dropped.
+		if cap(i.cur) == i.plane.pool.size {
+			i.scratch = append(i.scratch[:0], rec...)
+			rec = i.scratch
+		}
+		i.recycleCurLocked()
+		if !i.ended {
+			credits++
+			i.outstanding++
+		}
+	}
+	more = (i.cur != nil && i.pos < len(i.cur)) || len(i.queue) > 0 || i.ended
+	link := i.producer
+	i.mu.Unlock()
+	if credits > 0 {
+		link.grantCredit(credits)
+	}
+	return rec, more, nil
 }
 
-// ReadRecords hands fn the unread records of the buffer being read, in order, waiting for
-// a buffer as Next does (io.EOF once the producer closed the channel and everything before
-// was read). fn runs without the input's lock, which is taken once per buffer rather than
-// once per record; rec is valid only during the call. fn returning false stops the
-// reading after that record: the rest stay for the next call. The buffer and its credit go
-// back to the producer once its last record was handed out, after fn returned.
-func (i *Input) ReadRecords(ctx context.Context, fn func(rec []byte) bool) error {
-	credits := 0
-	i.mu.Lock()
+// awaitLocked waits, with i.mu held, until the buffer being read has an unread record: it
+// recycles a finished buffer (its credit counted in credits, which go back to the producer
+// before any wait), takes the next queued one, or waits for one. It returns with i.mu still
+// held, or with i.mu released and the channel's error, io.EOF (the producer closed the
+// channel and everything was read), or ctx's error.
+func (i *Input) awaitLocked(ctx context.Context, credits *int) error {
 	for {
 		if i.err != nil {
 			err := i.err
@@ -140,11 +101,11 @@ func (i *Input) ReadRecords(ctx context.Context, fn func(rec []byte) bool) error
 		}
 		if i.cur != nil {
 			if i.pos < len(i.cur) {
-				break
+				return nil
 			}
 			i.recycleCurLocked()
 			if !i.ended {
-				credits++
+				*credits++
 				i.outstanding++
 			}
 			continue
@@ -161,9 +122,9 @@ func (i *Input) ReadRecords(ctx context.Context, fn func(rec []byte) bool) error
 		}
 		ch, link := i.changed, i.producer
 		i.mu.Unlock()
-		if credits > 0 {
-			link.grantCredit(credits)
-			credits = 0
+		if *credits > 0 {
+			link.grantCredit(*credits)
+			*credits = 0
 		}
 		select {
 		case <-ch:
@@ -171,6 +132,20 @@ func (i *Input) ReadRecords(ctx context.Context, fn func(rec []byte) bool) error
 			return fmt.Errorf("netplane: reading channel %s: %w", i.id, ctx.Err())
 		}
 		i.mu.Lock()
+	}
+}
+
+// ReadRecords hands fn the unread records of the buffer being read, in order, waiting for
+// a buffer as Next does (io.EOF once the producer closed the channel and everything before
+// was read). fn runs without the input's lock, which is taken once per buffer rather than
+// once per record; rec is valid only during the call. fn returning false stops the
+// reading after that record: the rest stay for the next call. The buffer and its credit go
+// back to the producer once its last record was handed out, after fn returned.
+func (i *Input) ReadRecords(ctx context.Context, fn func(rec []byte) bool) error {
+	credits := 0
+	i.mu.Lock()
+	if err := i.awaitLocked(ctx, &credits); err != nil {
+		return err
 	}
 	// Only this goroutine moves cur and pos; a concurrent fail drops cur without recycling
 	// it, so the buffer stays valid here whatever happens meanwhile.
