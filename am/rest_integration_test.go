@@ -68,6 +68,15 @@ func TestRESTOperateRunningJob(t *testing.T) {
 	c.addTM("tm-a", 2)
 	c.addTM("tm-b", 2)
 	c.waitRunningAt(t, 1)
+	// Both registered before the PUT: a TaskManager registering after it would make the
+	// rescale NEW_RESOURCE_AVAILABLE (seen under load).
+	testkit.WaitFor(t, "both TaskManagers registered", func() (bool, error) {
+		var tms api.TaskManagers
+		if err := c.getJSON("/taskmanagers", &tms); err != nil {
+			return false, err
+		}
+		return len(tms.TaskManagers) == 2, fmt.Errorf("%d TaskManagers registered", len(tms.TaskManagers))
+	})
 
 	var req api.ResourceRequirements
 	if code := c.send(t, "GET", "/jobs/"+jobID+"/resource-requirements", "", &req); code != http.StatusOK {
