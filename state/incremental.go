@@ -284,6 +284,20 @@ func openPebbleFromCheckpointsIn(ctx context.Context, dir string, opts PebbleOpt
 	return be, nil
 }
 
+// openSource materializes the restore source rs in dir and opens it read-only, reading
+// nothing it need not (no table statistics, no compactions): a placeholder is a sparse
+// file of zeros.
+func openSource(dir string, opts PebbleOptions, rs RestoreSource) (*PebbleBackend, error) {
+	if err := rs.materialize(dir); err != nil {
+		return nil, err
+	}
+	return openPebbleIn(dir, opts, func(po *pebble.Options) {
+		po.ReadOnly = true
+		po.DisableTableStats = true
+		po.DisableAutomaticCompactions = true
+	})
+}
+
 // excise deletes every entry outside key groups from..to.
 func (p *PebbleBackend) excise(ctx context.Context, from, to int) error {
 	if err := p.beforeDirect(true); err != nil {
@@ -331,14 +345,7 @@ func (p *PebbleBackend) ingestFrom(ctx context.Context, opts PebbleOptions, from
 	if err := os.Mkdir(srcDir, 0o700); err != nil {
 		return 0, err
 	}
-	if err := src.materialize(srcDir); err != nil {
-		return 0, err
-	}
-	sdb, err := openPebbleIn(srcDir, opts, func(po *pebble.Options) {
-		po.ReadOnly = true
-		po.DisableTableStats = true
-		po.DisableAutomaticCompactions = true
-	})
+	sdb, err := openSource(srcDir, opts, src)
 	if err != nil {
 		return 0, err
 	}

@@ -37,28 +37,9 @@ func (p *PebbleBackend) linkFrom(ctx context.Context, opts PebbleOptions, src *p
 		return 0, false, nil
 	}
 	lo, hi := keyGroupBounds(from, to)
-	end := hi
-	if end == nil {
-		end = []byte{0xff, 0xff, 0xff}
-	}
-	// The tables in range first, without their properties: a placeholder (a table the
-	// restore did not fetch, a sparse file of zeros) must not be read.
-	levels, err := src.SSTables(pebble.WithKeyRangeFilter(lo, end))
-	if err != nil {
-		return 0, false, fmt.Errorf("listing the source's tables: %w", err)
-	}
-	for _, tables := range levels {
-		for _, t := range tables {
-			if _, ok := rs.Placeholders[fmt.Sprintf("%s.sst", t.BackingSSTNum)]; ok {
-				return 0, false, nil // not here: only the copy's bounded iterator never reads it
-			}
-		}
-	}
-	if levels, err = src.SSTables(pebble.WithKeyRangeFilter(lo, end), pebble.WithProperties()); err != nil {
-		return 0, false, fmt.Errorf("listing the source's tables: %w", err)
-	}
-	overlaps := func(t pebble.SSTableInfo) bool {
-		return bytes.Compare(t.Largest.UserKey, lo) >= 0 && (hi == nil || bytes.Compare(t.Smallest.UserKey, hi) < 0)
+	levels, placeholder, err := tablesInRange(src, rs, lo, hi)
+	if err != nil || placeholder != "" {
+		return 0, false, err // a placeholder: only the copy's bounded iterator never reads it
 	}
 	// What links, level by level from the bottom: each level's tables go in one
 	// ingestion (they do not overlap), level 0's by age in runs of tables that do not
@@ -81,32 +62,21 @@ func (p *PebbleBackend) linkFrom(ctx context.Context, opts PebbleOptions, src *p
 	linked := 0
 	for level, tables := range levels {
 		for _, t := range tables {
-			if !overlaps(t) {
-				continue
-			}
 			name := fmt.Sprintf("%s.sst", t.BackingSSTNum)
-			if t.Properties == nil || t.Properties.NumRangeDeletions > 0 || t.Properties.NumRangeKeys() > 0 {
+			if hasRanges(t) {
 				logger(opts).Info("pebble restore: copying the source's entries: a table has range deletions or range keys", "table", name, "level", level)
 				return 0, false, nil // what it deletes in the linked tables is no key of its own
 			}
-			if !t.Virtual && t.SmallestSeqNum == t.LargestSeqNum {
-				path := filepath.Join(srcDir, name)
-				// One sequence number: zero (a compaction's output at the bottom), or
-				// one Pebble gave an ingested table (its entries are zero), or a flushed
-				// table's single write, which ingestion refuses: that one goes with
-				// the others.
-				zero := t.LargestSeqNum == 0
-				if !zero {
-					if zero, err = zeroSeqNums(ctx, path); err != nil {
-						return 0, false, fmt.Errorf("reading %s: %w", name, err)
-					}
-				}
-				if zero {
-					add(level, t, path)
-					linkBytes += t.Size
-					linked++
-					continue
-				}
+			path := filepath.Join(srcDir, name)
+			asIs, err := linksAsIs(ctx, t, path)
+			if err != nil {
+				return 0, false, err
+			}
+			if asIs {
+				add(level, t, path)
+				linkBytes += t.Size
+				linked++
+				continue
 			}
 			if prepared, ok := opts.Linkable.find(rs, name, t); ok {
 				// Linked into tmp first: the local copy it was made from may be
@@ -181,6 +151,66 @@ func (p *PebbleBackend) linkFrom(ctx context.Context, opts PebbleOptions, src *p
 	logger(opts).Info("pebble restore: linked the source's tables", "key_groups", fmt.Sprintf("%d-%d", from, to),
 		"linked_tables", linked, "ingestions", ingestions, "linked_bytes", linkBytes, "prepared_bytes", preparedBytes, "overlay_tables", len(upper), "overlay_bytes", size)
 	return int64(size), true, nil
+}
+
+// tablesInRange lists the tables of src, by level, that hold entries within lo..hi (hi
+// nil: to the end), with their properties; placeholder names a table of rs that was
+// never fetched (a sparse file of zeros, listed but not read: nothing else is returned).
+func tablesInRange(src *pebble.DB, rs RestoreSource, lo, hi []byte) (levels [][]pebble.SSTableInfo, placeholder string, err error) {
+	end := hi
+	if end == nil {
+		end = []byte{0xff, 0xff, 0xff}
+	}
+	// Without properties first: reading them would read a placeholder.
+	all, err := src.SSTables(pebble.WithKeyRangeFilter(lo, end))
+	if err != nil {
+		return nil, "", fmt.Errorf("listing the source's tables: %w", err)
+	}
+	for _, tables := range all {
+		for _, t := range tables {
+			name := fmt.Sprintf("%s.sst", t.BackingSSTNum)
+			if _, ok := rs.Placeholders[name]; ok {
+				return nil, name, nil
+			}
+		}
+	}
+	if all, err = src.SSTables(pebble.WithKeyRangeFilter(lo, end), pebble.WithProperties()); err != nil {
+		return nil, "", fmt.Errorf("listing the source's tables: %w", err)
+	}
+	levels = make([][]pebble.SSTableInfo, len(all))
+	for level, tables := range all {
+		for _, t := range tables {
+			if bytes.Compare(t.Largest.UserKey, lo) >= 0 && (hi == nil || bytes.Compare(t.Smallest.UserKey, hi) < 0) {
+				levels[level] = append(levels[level], t)
+			}
+		}
+	}
+	return levels, "", nil
+}
+
+// hasRanges: the table has range deletions or range keys (or unknown properties). What
+// such a table deletes is no key of its own, so neither it nor a prepared copy of it
+// can be linked.
+func hasRanges(t pebble.SSTableInfo) bool {
+	return t.Properties == nil || t.Properties.NumRangeDeletions > 0 || t.Properties.NumRangeKeys() > 0
+}
+
+// linksAsIs reports whether table t (its file at path) can be ingested as it is: a
+// physical file whose entries carry one sequence number, zero (a compaction's output at
+// the bottom) or one Pebble gave an ingested table (its entries are zero). A flushed
+// table's single write has one non-zero sequence number, which ingestion refuses.
+func linksAsIs(ctx context.Context, t pebble.SSTableInfo, path string) (bool, error) {
+	if t.Virtual || t.SmallestSeqNum != t.LargestSeqNum {
+		return false, nil
+	}
+	if t.LargestSeqNum == 0 {
+		return true, nil
+	}
+	zero, err := zeroSeqNums(ctx, path)
+	if err != nil {
+		return false, fmt.Errorf("reading %s: %w", filepath.Base(path), err)
+	}
+	return zero, nil
 }
 
 // levelZeroRuns cuts level-0 tables (oldest first) into runs to ingest one after the

@@ -119,7 +119,7 @@ type PrepareStats struct {
 	Bytes           uint64
 }
 
-// Prepare makes sure every bottom-level table of the source rs (one database checkpoint,
+// Prepare makes sure every table of the source rs (one database checkpoint,
 // every file local and rs.Handles naming each) holding entries of key groups from..to
 // either links as it is or has a prepared copy. Prune hands tag back.
 func (l *LinkableTables) Prepare(ctx context.Context, opts PebbleOptions, tag string, rs RestoreSource, from, to int) (PrepareStats, error) {
@@ -138,60 +138,34 @@ func (l *LinkableTables) Prepare(ctx context.Context, opts PebbleOptions, tag st
 		return st, err
 	}
 	defer os.RemoveAll(tmp)
-	if err := rs.materialize(tmp); err != nil {
-		return st, fmt.Errorf("preparing a restore source: %w", err)
-	}
-	src, err := openPebbleIn(tmp, opts, func(po *pebble.Options) {
-		po.ReadOnly = true
-		po.DisableTableStats = true
-		po.DisableAutomaticCompactions = true
-	})
+	src, err := openSource(tmp, opts, rs)
 	if err != nil {
 		return st, fmt.Errorf("preparing a restore source: %w", err)
 	}
 	defer src.db.Close()
 	lo, hi := keyGroupBounds(from, to)
-	end := hi
-	if end == nil {
-		end = []byte{0xff, 0xff, 0xff}
-	}
-	// Without properties first: a placeholder (never fetched) must not be read.
-	levels, err := src.db.SSTables(pebble.WithKeyRangeFilter(lo, end))
+	levels, placeholder, err := tablesInRange(src.db, rs, lo, hi)
 	if err != nil {
-		return st, fmt.Errorf("listing the source's tables: %w", err)
+		return st, err
 	}
-	for _, tables := range levels {
-		for _, t := range tables {
-			if _, ok := rs.Placeholders[fmt.Sprintf("%s.sst", t.BackingSSTNum)]; ok {
-				return st, fmt.Errorf("preparing a restore source: table %s.sst is not local", t.BackingSSTNum)
-			}
-		}
-	}
-	if levels, err = src.db.SSTables(pebble.WithKeyRangeFilter(lo, end), pebble.WithProperties()); err != nil {
-		return st, fmt.Errorf("listing the source's tables: %w", err)
+	if placeholder != "" {
+		return st, fmt.Errorf("preparing a restore source: table %s is not local", placeholder)
 	}
 	for _, t := range slices.Concat(levels...) {
 		if ctx.Err() != nil {
 			return st, ctx.Err()
 		}
-		if bytes.Compare(t.Largest.UserKey, lo) < 0 || (hi != nil && bytes.Compare(t.Smallest.UserKey, hi) >= 0) {
-			continue
-		}
-		if t.Properties == nil || t.Properties.NumRangeDeletions > 0 || t.Properties.NumRangeKeys() > 0 {
+		if hasRanges(t) {
 			continue // linkFrom copies such a source's entries anyway
 		}
 		name := fmt.Sprintf("%s.sst", t.BackingSSTNum)
 		path := filepath.Join(tmp, name)
-		if !t.Virtual && t.SmallestSeqNum == t.LargestSeqNum {
-			zero := t.LargestSeqNum == 0
-			if !zero {
-				if zero, err = zeroSeqNums(ctx, path); err != nil {
-					return st, fmt.Errorf("reading %s: %w", name, err)
-				}
-			}
-			if zero {
-				continue // links as it is
-			}
+		asIs, err := linksAsIs(ctx, t, path)
+		if err != nil {
+			return st, err
+		}
+		if asIs {
+			continue
 		}
 		handle, ok := rs.Handles[name]
 		if !ok {

@@ -2,7 +2,6 @@ package netplane
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"sync"
@@ -20,7 +19,7 @@ type Input struct {
 	queue       [][]byte      // received buffers not yet read
 	cur         []byte        // buffer being read
 	pos         int           // read offset in cur
-	scratch     []byte        // copy of the last record of a recycled buffer
+	scratch     []byte        // Next's copy of the record it returned
 	bytes       int64         // bytes held in queue and cur
 	peak        int64         // high-water mark of bytes
 	producer    consumerLink  // nil until the producer attaches
@@ -41,50 +40,17 @@ func (i *Input) ID() ChannelID { return i.id }
 // channel fails, or ctx is done. The returned slice is valid until the next
 // call.
 func (i *Input) Next(ctx context.Context) ([]byte, error) {
-	rec, _, err := i.NextMore(ctx)
-	return rec, err
-}
-
-// NextMore is Next that also reports whether the call after it would return at once (as
-// Ready would, without taking the lock again): a consumer batching what it hands on asks
-// once per record.
-func (i *Input) NextMore(ctx context.Context) (rec []byte, more bool, err error) {
-	credits := 0
-	i.mu.Lock()
-	if err := i.awaitLocked(ctx, &credits); err != nil {
-		return nil, errors.Is(err, io.EOF), err
-	}
-	r, next, err := nextRecord(i.cur, i.pos)
+	var rec []byte
+	err := i.ReadRecords(ctx, func(r []byte) bool {
+		// Copied out: the buffer goes back to the producer once its last record was read.
+		i.scratch = append(i.scratch[:0], r...)
+		rec = i.scratch
+		return false
+	})
 	if err != nil {
-		err = fmt.Errorf("channel %s: %w", i.id, err)
-		i.mu.Unlock()
-		i.fail(err, true)
-		return nil, false, err
+		return nil, err
 	}
-	rec = r
-	i.pos = next
-	if next == len(i.cur) {
-		// Last record of the buffer: free the buffer and its credit now, so a producer
-		// waiting for that credit can go on while the caller holds the record. A pooled
-		// buffer is reused, so the record is copied out first; an oversized buffer is
-		// simply dropped.
-		if cap(i.cur) == i.plane.pool.size {
-			i.scratch = append(i.scratch[:0], rec...)
-			rec = i.scratch
-		}
-		i.recycleCurLocked()
-		if !i.ended {
-			credits++
-			i.outstanding++
-		}
-	}
-	more = (i.cur != nil && i.pos < len(i.cur)) || len(i.queue) > 0 || i.ended
-	link := i.producer
-	i.mu.Unlock()
-	if credits > 0 {
-		link.grantCredit(credits)
-	}
-	return rec, more, nil
+	return rec, nil
 }
 
 // awaitLocked waits, with i.mu held, until the buffer being read has an unread record: it
@@ -136,8 +102,8 @@ func (i *Input) awaitLocked(ctx context.Context, credits *int) error {
 }
 
 // ReadRecords hands fn the unread records of the buffer being read, in order, waiting for
-// a buffer as Next does (io.EOF once the producer closed the channel and everything before
-// was read). fn runs without the input's lock, which is taken once per buffer rather than
+// one to arrive (io.EOF once the producer closed the channel and everything before was
+// read; the channel's error once it failed; ctx's error). fn runs without the input's lock, which is taken once per buffer rather than
 // once per record; rec is valid only during the call. fn returning false stops the
 // reading after that record: the rest stay for the next call. The buffer and its credit go
 // back to the producer once its last record was handed out, after fn returned.
