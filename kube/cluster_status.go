@@ -18,19 +18,42 @@ import (
 
 // PublishStatus merges fields into the cluster's status ConfigMap, creating it (owned by
 // the Deployment owner, when there is one) if needed. The AM publishes its REST and RPC
-// addresses there when it starts, and the job's end before it removes the cluster: the
-// client reads the REST address (the Service is not reachable from outside the cluster
-// unless exposed), the TaskManagers the RPC address (their AM address file).
+// addresses there when it starts: the client reads the REST address (the Service is not
+// reachable from outside the cluster unless exposed), the TaskManagers the RPC address
+// (their AM address file).
 func PublishStatus(ctx context.Context, cs kubernetes.Interface, ns, clusterID string, owner *appsv1.Deployment, fields map[string]string) error {
+	_, err := mergeStatus(ctx, cs, ns, clusterID, fields, func() *corev1.ConfigMap {
+		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: StatusConfigMapName(clusterID), Namespace: ns, Labels: ClusterLabels(clusterID)}}
+		if owner != nil {
+			cm.OwnerReferences = []metav1.OwnerReference{ownerRef(owner)}
+		}
+		return cm
+	})
+	return err
+}
+
+// UpdateStatus merges fields into the status ConfigMap only if it is there, and reports
+// whether it was. The AM publishes the job's end this way before it removes the cluster:
+// tide cancel removes the cluster at the same time, and a ConfigMap created again after
+// its delete would have no owner and, once the AM's rights are gone, nobody to remove it.
+func UpdateStatus(ctx context.Context, cs kubernetes.Interface, ns, clusterID string, fields map[string]string) (bool, error) {
+	return mergeStatus(ctx, cs, ns, clusterID, fields, nil)
+}
+
+// mergeStatus merges fields into the status ConfigMap, retrying on conflicts; a missing
+// ConfigMap is created from create, or left missing (false) when create is nil.
+func mergeStatus(ctx context.Context, cs kubernetes.Interface, ns, clusterID string, fields map[string]string, create func() *corev1.ConfigMap) (bool, error) {
 	name := StatusConfigMapName(clusterID)
 	cms := cs.CoreV1().ConfigMaps(ns)
-	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
+	found := true
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		cm, err := cms.Get(ctx, name, metav1.GetOptions{})
 		if apierrors.IsNotFound(err) {
-			cm = &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: ClusterLabels(clusterID)}, Data: maps.Clone(fields)}
-			if owner != nil {
-				cm.OwnerReferences = []metav1.OwnerReference{ownerRef(owner)}
+			if found = false; create == nil {
+				return nil
 			}
+			cm = create()
+			cm.Data = maps.Clone(fields)
 			if _, err = cms.Create(ctx, cm, metav1.CreateOptions{}); err != nil {
 				if apierrors.IsAlreadyExists(err) {
 					return apierrors.NewConflict(corev1.Resource("configmaps"), name, err)
@@ -42,6 +65,7 @@ func PublishStatus(ctx context.Context, cs kubernetes.Interface, ns, clusterID s
 		if err != nil {
 			return describe(err, "get", "ConfigMap", ns, name)
 		}
+		found = true
 		if cm.Data == nil {
 			cm.Data = map[string]string{}
 		}
@@ -50,10 +74,15 @@ func PublishStatus(ctx context.Context, cs kubernetes.Interface, ns, clusterID s
 			if apierrors.IsConflict(err) {
 				return err
 			}
+			if apierrors.IsNotFound(err) && create == nil {
+				found = false
+				return nil
+			}
 			return describe(err, "update", "ConfigMap", ns, name)
 		}
 		return nil
 	})
+	return found, err
 }
 
 // ReadStatus returns the status ConfigMap's data (nil, nil when there is none yet).

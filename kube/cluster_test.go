@@ -208,6 +208,42 @@ func TestDeployAndDelete(t *testing.T) {
 	}
 }
 
+// TestUpdateStatusNeverCreates: the AM publishes how the job ended with UpdateStatus while
+// tide cancel removes the cluster; a status ConfigMap already deleted stays deleted (it came
+// back without an owner before, and outlived the cluster), one still there gets the fields.
+func TestUpdateStatusNeverCreates(t *testing.T) {
+	ctx := context.Background()
+	cs := fake.NewClientset()
+	end := map[string]string{StatusJobState: "CANCELED"}
+	if there, err := UpdateStatus(ctx, cs, "ns1", "tide-count", end); err != nil || there {
+		t.Fatalf("UpdateStatus without a ConfigMap: there=%v err=%v, want false, nil", there, err)
+	}
+	if left, err := Leftovers(ctx, cs, "ns1", "tide-count"); err != nil || len(left) != 0 {
+		t.Fatalf("after UpdateStatus on a removed cluster: %v %v, want nothing", left, err)
+	}
+	if err := PublishStatus(ctx, cs, "ns1", "tide-count", nil, map[string]string{StatusRESTAddress: "10.0.0.5:8081"}); err != nil {
+		t.Fatal(err)
+	}
+	if there, err := UpdateStatus(ctx, cs, "ns1", "tide-count", end); err != nil || !there {
+		t.Fatalf("UpdateStatus on the ConfigMap: there=%v err=%v", there, err)
+	}
+	st, err := ReadStatus(ctx, cs, "ns1", "tide-count")
+	if err != nil || st[StatusJobState] != "CANCELED" || st[StatusRESTAddress] != "10.0.0.5:8081" {
+		t.Errorf("status %v %v: want the job state merged into the published address", st, err)
+	}
+	// Deleted between the read and the write: still no new ConfigMap.
+	cs.PrependReactor("update", "configmaps", func(k8stesting.Action) (bool, runtime.Object, error) {
+		_ = cs.Tracker().Delete(corev1.SchemeGroupVersion.WithResource("configmaps"), "ns1", StatusConfigMapName("tide-count"))
+		return true, nil, apierrors.NewNotFound(corev1.Resource("configmaps"), StatusConfigMapName("tide-count"))
+	})
+	if there, err := UpdateStatus(ctx, cs, "ns1", "tide-count", end); err != nil || there {
+		t.Errorf("UpdateStatus racing a delete: there=%v err=%v, want false, nil", there, err)
+	}
+	if st, err := ReadStatus(ctx, cs, "ns1", "tide-count"); err != nil || st != nil {
+		t.Errorf("status after the racing delete: %v %v, want none", st, err)
+	}
+}
+
 // TestDeployUndoesOnFailure: a forbidden create names the verb and resource, and what was
 // created before it is removed.
 func TestDeployUndoesOnFailure(t *testing.T) {

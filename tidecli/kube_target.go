@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -141,12 +142,20 @@ func cancelKubeCluster(ctx context.Context, cs kubernetes.Interface, ns, id, job
 	if err != nil {
 		return res, err
 	}
-	// Pods end after their grace period: wait until nothing of the cluster is left.
+	// Pods end after their grace period: wait until nothing of the cluster is left. The AM
+	// removes the cluster too once its job ended, at the same time: an object it wrote after
+	// the delete above (or any object but a terminating pod) is deleted again.
 	var left []string
-	for deadline := time.Now().Add(wait); ; {
+	for deadline, again := time.Now().Add(wait), time.Now().Add(2*time.Second); ; {
 		left, err = kube.Leftovers(ctx, cs, ns, id)
 		if err == nil && len(left) == 0 || time.Now().After(deadline) || ctx.Err() != nil {
 			break
+		}
+		if err == nil && time.Now().After(again) && slices.ContainsFunc(left, func(o string) bool { return !strings.HasPrefix(o, "Pod/") }) {
+			if _, err := kube.DeleteCluster(ctx, cs, ns, id, ""); err != nil {
+				fmt.Fprintf(out, "Deleting what is left of cluster %s again: %v\n", id, err)
+			}
+			again = time.Now().Add(2 * time.Second)
 		}
 		time.Sleep(250 * time.Millisecond)
 	}

@@ -119,10 +119,12 @@ func (k *kubeAM) finish(res am.Result) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	if err := kube.PublishStatus(ctx, k.client, k.ns, k.clusterID, nil, map[string]string{
+	if there, err := kube.UpdateStatus(ctx, k.client, k.ns, k.clusterID, map[string]string{
 		kube.StatusJobState: string(res.Status), kube.StatusDiagnostics: res.Cause,
 	}); err != nil {
 		slog.Warn("cannot publish how the job ended", "err", err)
+	} else if !there {
+		slog.Info("status ConfigMap already removed (tide cancel removes the cluster too): the job's end is not published", "cluster", k.clusterID)
 	}
 	slog.Info("job ended: removing the cluster's objects", "cluster", k.clusterID, "namespace", k.ns, "status", res.Status)
 	deleted, err := kube.DeleteCluster(ctx, k.client, k.ns, k.clusterID, k.pod)
