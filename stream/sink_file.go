@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/tidestream/tide/storage"
@@ -100,6 +101,8 @@ type fileSinkOp[T any] struct {
 	curTmp     string
 	curFin     string
 	pending    []pendingFile
+	// running are the pre-commits still running off the subtask's goroutine.
+	running []*preCommitRun
 }
 
 func (o *fileSinkOp[T]) Open(ctx context.Context, rt Runtime, restored StateReader) error {
@@ -224,24 +227,54 @@ func (o *fileSinkOp[T]) processTyped(v T, _ int64, _ Collector) error {
 // preCommit commits the current file under its pending name and records it as pending. A
 // failure loses the file's records: the error is fatal (ErrFatal), the subtask restores.
 func (o *fileSinkOp[T]) preCommit(checkpointID int64) error {
-	if o.cur == nil {
-		return nil
+	w, p, err := o.detach(checkpointID)
+	if err != nil || w == nil {
+		return err
 	}
-	w := o.cur
-	o.cur = nil
-	if err := o.curW.Flush(); err != nil {
-		_ = w.Abort(o.ctx)
-		return fmt.Errorf("file sink %s: flushing %s: %w: %w", o.rt.OperatorID, o.curTmp, err, ErrFatal)
+	if err := o.commitPending(w, p); err != nil {
+		return err
 	}
-	if err := w.Commit(o.ctx); err != nil {
-		return fmt.Errorf("file sink %s: pre-committing %s for checkpoint %d: %w: %w", o.rt.OperatorID, o.curTmp, checkpointID, err, ErrFatal)
-	}
-	o.pending = append(o.pending, pendingFile{tmp: o.curTmp, final: o.curFin, checkpoint: checkpointID})
+	o.pending = append(o.pending, p)
 	return nil
 }
 
+// detach flushes the current file and takes it off the sink (the next record opens a new
+// one); nil when no file is open.
+func (o *fileSinkOp[T]) detach(checkpointID int64) (storage.Writer, pendingFile, error) {
+	w := o.cur
+	if w == nil {
+		return nil, pendingFile{}, nil
+	}
+	o.cur = nil
+	p := pendingFile{tmp: o.curTmp, final: o.curFin, checkpoint: checkpointID}
+	if err := o.curW.Flush(); err != nil {
+		_ = w.Abort(o.ctx)
+		return nil, p, fmt.Errorf("file sink %s: flushing %s: %w: %w", o.rt.OperatorID, p.tmp, err, ErrFatal)
+	}
+	return w, p, nil
+}
+
+// commitPending makes w durable under p's pending name (file://: fsync and rename; hdfs://:
+// the upload of the file's buffer).
+func (o *fileSinkOp[T]) commitPending(w storage.Writer, p pendingFile) error {
+	if err := w.Commit(o.ctx); err != nil {
+		return fmt.Errorf("file sink %s: pre-committing %s for checkpoint %d: %w: %w", o.rt.OperatorID, p.tmp, p.checkpoint, err, ErrFatal)
+	}
+	return nil
+}
+
+// Snapshot pre-commits the current file and writes the pending files into the state. In an
+// asynchronous checkpoint the pre-commit runs off the subtask's goroutine while it goes on
+// with a new file (sink_file_precommit.go); the checkpoint's upload waits for it.
 func (o *fileSinkOp[T]) Snapshot(checkpointID int64, w StateWriter) error {
-	if err := o.preCommit(checkpointID); err != nil {
+	if err := o.awaitPreCommits(math.MaxInt64); err != nil {
+		return err
+	}
+	if aw, ok := asyncWriter(w); ok {
+		if err := o.preCommitAsync(checkpointID, aw); err != nil {
+			return err
+		}
+	} else if err := o.preCommit(checkpointID); err != nil {
 		return err
 	}
 	for _, p := range o.pending {
@@ -251,6 +284,11 @@ func (o *fileSinkOp[T]) Snapshot(checkpointID int64, w StateWriter) error {
 }
 
 func (o *fileSinkOp[T]) CheckpointComplete(ctx context.Context, checkpointID int64) error {
+	// Checkpoint checkpointID completed, so its own pre-commit is done; an earlier one whose
+	// checkpoint was given up may still run.
+	if err := o.awaitPreCommits(checkpointID); err != nil {
+		return err
+	}
 	kept := o.pending[:0]
 	for _, p := range o.pending {
 		if p.checkpoint > checkpointID {
@@ -277,16 +315,23 @@ func (o *fileSinkOp[T]) EndInput(ctx context.Context, _ Collector) error {
 		}
 		return nil
 	}
+	if err := o.awaitPreCommits(math.MaxInt64); err != nil {
+		return err
+	}
 	if err := o.preCommit(MaxWatermark); err != nil {
 		return err
 	}
 	return o.CheckpointComplete(ctx, MaxWatermark)
 }
 
-// Close discards the file in progress (its records are replayed from the last checkpoint)
-// and releases the storage.
+// Close discards the file in progress (its records are replayed from the last checkpoint),
+// waits for pre-commits still running (they stop early when the subtask was cancelled) and
+// releases the storage.
 func (o *fileSinkOp[T]) Close() error {
-	var err error
+	err := o.awaitPreCommits(math.MaxInt64)
+	if o.ctx != nil && o.ctx.Err() != nil {
+		err = nil // cancelled: the records are replayed from the last checkpoint anyway
+	}
 	if o.cur != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), closeTimeout)
 		err = o.cur.Abort(ctx)
