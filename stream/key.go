@@ -32,7 +32,10 @@ func (ks KeyedStream[T, K]) hashFor() func(any) uint64 {
 	return func(v any) uint64 { return HashKey(key(v.(T))) }
 }
 
-// addKeyed adds a keyed operator fed by a HASH edge.
+// addKeyed adds a keyed operator fed by a HASH edge. The edge hashes ks.key, and the
+// operator newOp makes must key its records with ks.key too: records arrive with the key
+// group the edge routed them by, and keyed operators take it instead of hashing again
+// (key_group_carried.go).
 func addKeyed[T any, K Key, Out any](ks KeyedStream[T, K], name string, newOp func() Operator) DataStream[Out] {
 	out := addOp[T, Out](ks.in, name, jobgraph.Hash, newOp)
 	out.node.keyHash = ks.hashFor()

@@ -57,7 +57,7 @@ func (o *keyedOp[T, K, S, O]) emit(v O, ts int64) {
 	}
 }
 
-func (o *keyedOp[T, K, S, O]) link(next Collector) Collector { return linkTyped[T](o, next) }
+func (o *keyedOp[T, K, S, O]) link(next Collector) Collector { return linkKeyed[T](o, next) }
 
 func (o *keyedOp[T, K, S, O]) Process(v any, ts int64, out Collector) error {
 	return o.processTyped(v.(T), ts, out)
@@ -70,7 +70,23 @@ func (o *keyedOp[T, K, S, O]) setOut(out Collector) {
 
 func (o *keyedOp[T, K, S, O]) processTyped(rec T, ts int64, out Collector) error {
 	k := o.key(rec)
-	s := o.state.Get(k)
+	return o.process(k, o.state.keyGroup(k), rec, ts, out)
+}
+
+// processKeyed takes a record with the key group its sender computed (see
+// KeyedState.carriedKeyGroup).
+func (o *keyedOp[T, K, S, O]) processKeyed(rec T, ts int64, kg int, out Collector) error {
+	k := o.key(rec)
+	kg, err := o.state.carriedKeyGroup(k, kg)
+	if err != nil {
+		return err
+	}
+	return o.process(k, kg, rec, ts, out)
+}
+
+// process handles record rec of key k in key group kg.
+func (o *keyedOp[T, K, S, O]) process(k K, kg int, rec T, ts int64, out Collector) error {
+	s := o.state.getIn(kg, k)
 	fresh := s == nil
 	if fresh {
 		s = new(S)
@@ -79,9 +95,9 @@ func (o *keyedOp[T, K, S, O]) processTyped(rec T, ts int64, out Collector) error
 	keep := o.f.OnRecord(k, s, rec, ts, o.emitF)
 	switch {
 	case !keep && !fresh:
-		o.state.Delete(k)
+		o.state.deleteIn(kg, k)
 	case keep && (fresh || !o.state.InPlace()):
-		o.state.Put(k, s)
+		o.state.putIn(kg, k, s)
 	}
 	if o.err == nil {
 		o.err = o.state.Err()

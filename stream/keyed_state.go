@@ -75,15 +75,35 @@ func (s *KeyedState[K, S]) keyGroup(k K) int {
 	return jobgraph.KeyGroupFor(HashKey(k), max(s.rt.MaxParallelism, 1))
 }
 
+// carriedKeyGroup returns k's key group given kg, the one the record's sender computed
+// for it (see keyedProcessor): kg itself when this subtask owns it, else k's hash (a
+// record without a carried group, kg < 0, or one routed here by another assignment).
+// With VerifyCarriedKeyGroups on, a carried group k does not hash to is an error.
+func (s *KeyedState[K, S]) carriedKeyGroup(k K, kg int) (int, error) {
+	if !s.rt.OwnsKeyGroup(kg) {
+		return s.keyGroup(k), nil
+	}
+	if verifyCarried.Load() {
+		if want := s.keyGroup(k); want != kg {
+			return 0, fmt.Errorf("keyed state %q of operator %s: key %v came with key group %d but hashes to %d (maxParallelism %d)",
+				s.name, s.rt.OperatorID, k, kg, want, s.rt.MaxParallelism)
+		}
+	}
+	return kg, nil
+}
+
 // Get returns the key's value, or nil.
-func (s *KeyedState[K, S]) Get(k K) *S {
+func (s *KeyedState[K, S]) Get(k K) *S { return s.getIn(s.keyGroup(k), k) }
+
+// getIn is Get for a key whose key group kg is known.
+func (s *KeyedState[K, S]) getIn(kg int, k K) *S {
 	if s.be == nil {
-		v, err := s.values.Get(s.keyGroup(k), k)
+		v, err := s.values.Get(kg, k)
 		s.fail(err)
 		return v
 	}
 	s.kbuf = appendKey(s.kbuf[:0], k)
-	b, ok, err := s.be.Get(s.keyGroup(k), s.bname, s.kbuf)
+	b, ok, err := s.be.Get(kg, s.bname, s.kbuf)
 	if err != nil || !ok {
 		s.fail(err)
 		return nil
@@ -97,14 +117,17 @@ func (s *KeyedState[K, S]) Get(k K) *S {
 }
 
 // Put sets the key's value.
-func (s *KeyedState[K, S]) Put(k K, v *S) {
+func (s *KeyedState[K, S]) Put(k K, v *S) { s.putIn(s.keyGroup(k), k, v) }
+
+// putIn is Put for a key whose key group kg is known.
+func (s *KeyedState[K, S]) putIn(kg int, k K, v *S) {
 	if s.be == nil {
-		s.values.Put(s.keyGroup(k), k, v)
+		s.values.Put(kg, k, v)
 		return
 	}
 	s.kbuf = appendKey(s.kbuf[:0], k)
 	s.vbuf = s.codec.Append(s.vbuf[:0], *v)
-	s.fail(s.be.Put(s.keyGroup(k), s.bname, s.kbuf, s.vbuf))
+	s.fail(s.be.Put(kg, s.bname, s.kbuf, s.vbuf))
 }
 
 // WriteBack stores a value obtained from Get and changed in place (a no-op on the heap,
@@ -115,17 +138,27 @@ func (s *KeyedState[K, S]) WriteBack(k K, v *S) {
 	}
 }
 
+// writeBackIn is WriteBack for a key whose key group kg is known.
+func (s *KeyedState[K, S]) writeBackIn(kg int, k K, v *S) {
+	if s.be != nil {
+		s.putIn(kg, k, v)
+	}
+}
+
 // InPlace says whether changes through Get's pointer are the state (heap) or need WriteBack.
 func (s *KeyedState[K, S]) InPlace() bool { return s.be == nil }
 
 // Delete removes the key.
-func (s *KeyedState[K, S]) Delete(k K) {
+func (s *KeyedState[K, S]) Delete(k K) { s.deleteIn(s.keyGroup(k), k) }
+
+// deleteIn is Delete for a key whose key group kg is known.
+func (s *KeyedState[K, S]) deleteIn(kg int, k K) {
 	if s.be == nil {
-		s.values.Delete(s.keyGroup(k), k)
+		s.values.Delete(kg, k)
 		return
 	}
 	s.kbuf = appendKey(s.kbuf[:0], k)
-	s.fail(s.be.Delete(s.keyGroup(k), s.bname, s.kbuf))
+	s.fail(s.be.Delete(kg, s.bname, s.kbuf))
 }
 
 // Len is the number of keys (a scan on a disk backend).

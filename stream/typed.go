@@ -155,6 +155,10 @@ type RecordBatch interface {
 	// EmitRange hands records from..to-1 to out in order, record i with timestamp ts[i]
 	// (Emit for each, with out's typed path looked up once).
 	EmitRange(from, to int, ts []int64, out Collector) error
+	// EmitRangeKeyed is EmitRange for the records of a HASH input, record i with kgs[i],
+	// the key group its sender routed it by (negative: none). A keyed operator at the head
+	// of out's chain takes it instead of hashing the key again; any other gets EmitRange.
+	EmitRangeKeyed(from, to int, ts []int64, kgs []int32, out Collector) error
 	// Reset empties the batch for reuse (dropping its references to records).
 	Reset()
 }
@@ -166,6 +170,10 @@ type typedBatch[T any] struct {
 	codec Codec[T]
 	recs  []T
 	outs  typedCache[T]
+	// kout is the last Collector EmitRangeKeyed was given, kc it as a keyedCollector (nil:
+	// it is none).
+	kout Collector
+	kc   keyedCollector[T]
 }
 
 func (e erased[T]) newBatch() RecordBatch { return &typedBatch[T]{codec: e.c} }
@@ -195,6 +203,25 @@ func (b *typedBatch[T]) EmitRange(from, to int, ts []int64, out Collector) error
 	}
 	for i := range recs {
 		if err := out.Collect(recs[i], ts[i]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (b *typedBatch[T]) EmitRangeKeyed(from, to int, ts []int64, kgs []int32, out Collector) error {
+	// Collectors given here are the runtime's chain heads (comparable pointers); b.kout
+	// is set only after a successful assertion, so comparing cannot panic.
+	if b.kout == nil || b.kout != out {
+		kc, ok := out.(keyedCollector[T])
+		if !ok {
+			return b.EmitRange(from, to, ts, out)
+		}
+		b.kout, b.kc = out, kc
+	}
+	recs, ts, kgs := b.recs[from:to], ts[from:to], kgs[from:to]
+	for i := range recs {
+		if err := b.kc.collectKeyed(recs[i], ts[i], int(kgs[i])); err != nil {
 			return err
 		}
 	}

@@ -50,7 +50,7 @@ type windowOp[T any, K Key, A any, O any] struct {
 	outs      typedCache[O]
 }
 
-func (o *windowOp[T, K, A, O]) link(next Collector) Collector { return linkTyped[T](o, next) }
+func (o *windowOp[T, K, A, O]) link(next Collector) Collector { return linkKeyed[T](o, next) }
 
 func (o *windowOp[T, K, A, O]) Open(_ context.Context, rt Runtime, restored StateReader) error {
 	o.rt = rt
@@ -80,6 +80,17 @@ func (o *windowOp[T, K, A, O]) Process(v any, ts int64, out Collector) error {
 }
 
 func (o *windowOp[T, K, A, O]) processTyped(rec T, ts int64, _ Collector) error {
+	return o.process(rec, ts, -1)
+}
+
+// processKeyed takes a record with the key group its sender computed (see
+// KeyedState.carriedKeyGroup).
+func (o *windowOp[T, K, A, O]) processKeyed(rec T, ts int64, kg int, _ Collector) error {
+	return o.process(rec, ts, kg)
+}
+
+// process handles a record; carried is the key group its sender computed (negative: none).
+func (o *windowOp[T, K, A, O]) process(rec T, ts int64, carried int) error {
 	if ts == NoTimestamp {
 		return fmt.Errorf("window %s: record without event timestamp (assign one with a WatermarkStrategy on the source)", o.rt.OperatorID)
 	}
@@ -89,21 +100,25 @@ func (o *windowOp[T, K, A, O]) processTyped(rec T, ts int64, _ Collector) error 
 		return nil
 	}
 	k := o.key(rec)
-	ws := o.state.Get(k)
+	kg, err := o.state.carriedKeyGroup(k, carried)
+	if err != nil {
+		return err
+	}
+	ws := o.state.getIn(kg, k)
 	if ws == nil {
 		ws = new([]window[A])
-		o.state.Put(k, ws)
+		o.state.putIn(kg, k, ws)
 	}
 	for i := range *ws {
 		if (*ws)[i].end == end {
 			(*ws)[i].acc = o.agg.Add((*ws)[i].acc, rec)
-			o.state.WriteBack(k, ws)
+			o.state.writeBackIn(kg, k, ws)
 			return o.state.Err()
 		}
 	}
 	var zero A
 	*ws = append(*ws, window[A]{end: end, acc: o.agg.Add(zero, rec)})
-	o.state.WriteBack(k, ws)
+	o.state.writeBackIn(kg, k, ws)
 	o.minEnd = min(o.minEnd, end)
 	return o.state.Err()
 }

@@ -42,6 +42,8 @@ type inputChan struct {
 	resume chan struct{}
 	m      *taskMetrics
 	free   batches // batches the task processed, for reuse: room for as many as can be in flight
+	// keyed: the channel is of a HASH edge, its records carry their key groups (batch.kgs).
+	keyed bool
 }
 
 // maxBatch bounds the records one channel hands to the task at once.
@@ -53,6 +55,7 @@ type batch struct {
 	events []event
 	recs   stream.RecordBatch
 	ts     []int64 // ts[i] is the timestamp of recs' record i
+	kgs    []int32 // kgs[i] is the key group recs' record i came with (keyed channels only)
 	from   *inputChan
 }
 
@@ -65,7 +68,11 @@ func (c *inputChan) get() *batch {
 	case b := <-c.free:
 		return b
 	default:
-		return &batch{events: make([]event, 0, 4), recs: c.spec.NewBatch(), ts: make([]int64, 0, maxBatch), from: c}
+		b := &batch{events: make([]event, 0, 4), recs: c.spec.NewBatch(), ts: make([]int64, 0, maxBatch), from: c}
+		if c.keyed {
+			b.kgs = make([]int32, 0, maxBatch)
+		}
+		return b
 	}
 }
 
@@ -74,6 +81,7 @@ func (b *batch) release() {
 	clear(b.events)
 	b.events = b.events[:0]
 	b.ts = b.ts[:0]
+	b.kgs = b.kgs[:0]
 	b.recs.Reset()
 	select {
 	case b.from.free <- b:
@@ -121,9 +129,12 @@ func (c *inputChan) read(ctx context.Context, events chan<- *batch) {
 			c.m.bytesIn.Add(int64(len(raw)))
 		}
 		var m message
-		if len(raw) > 0 && raw[0] == tagRecord {
-			m = message{tag: tagRecord, ts: noTimestamp, payload: raw[1:]} // the common case
-		} else {
+		switch {
+		case len(raw) > 0 && raw[0] == tagRecord: // the common cases
+			m = message{tag: tagRecord, ts: noTimestamp, kg: noKeyGroup, payload: raw[1:]}
+		case len(raw) > 1 && raw[0] == tagKeyedRecord && raw[1] < 0x80:
+			m = message{tag: tagKeyedRecord, ts: noTimestamp, kg: int32(raw[1]), payload: raw[2:]}
+		default:
 			var err error
 			if m, err = parseMessage(raw); err != nil {
 				failed = fmt.Errorf("input %s: %w", c.in.ID(), err)
@@ -132,13 +143,16 @@ func (c *inputChan) read(ctx context.Context, events chan<- *batch) {
 		}
 		ev := event{input: c.idx, ts: m.ts}
 		switch m.tag {
-		case tagRecord, tagRecordTs:
+		case tagRecord, tagRecordTs, tagKeyedRecord, tagKeyedRecordTs:
 			i, err := b.recs.Decode(m.payload)
 			if err != nil {
 				failed = fmt.Errorf("decoding a record from %s: %w", c.in.ID(), err)
 				return false
 			}
 			b.ts = append(b.ts, m.ts)
+			if c.keyed {
+				b.kgs = append(b.kgs, m.kg)
+			}
 			if n := len(b.events); n > 0 && b.events[n-1].kind == evRecords {
 				b.events[n-1].n++
 			} else {

@@ -30,7 +30,8 @@ type edgeOut struct {
 type router struct {
 	ctx    context.Context
 	edges  []*edgeOut
-	buf    []byte
+	buf    []byte   // a record header (without key group), a control message
+	kbuf   []byte   // a keyed record's header
 	enc    []byte   // a boxed record's encoding (Collect)
 	hashes []uint64 // its key hash per edge (Collect)
 	sent   int64
@@ -56,13 +57,15 @@ func (r *router) Collect(v any, ts int64) error {
 }
 
 // Route writes one encoded record to the consumer each edge picks; hashes[i] is the key
-// hash of edges[i]'s record.
+// hash of edges[i]'s record. On a HASH edge the record's header carries its key group.
 func (r *router) Route(ts int64, payload []byte, hashes []uint64) error {
 	if len(r.edges) == 0 {
 		return nil
 	}
-	r.buf = appendRecordHeader(r.buf[:0], ts)
+	r.buf = r.buf[:0]
+	bytes := 0
 	for i, e := range r.edges {
+		var hdr []byte
 		target := 0
 		switch e.spec.Kind {
 		case jobgraph.Hash:
@@ -72,6 +75,8 @@ func (r *router) Route(ts int64, payload []byte, hashes []uint64) error {
 			} else {
 				target = jobgraph.OperatorIndexFor(kg, e.maxP, e.p)
 			}
+			r.kbuf = appendKeyedRecordHeader(r.kbuf[:0], ts, kg)
+			hdr = r.kbuf
 		case jobgraph.Rebalance:
 			target = e.rr
 			e.rr++
@@ -79,14 +84,21 @@ func (r *router) Route(ts int64, payload []byte, hashes []uint64) error {
 				e.rr = 0
 			}
 		}
-		if err := e.outs[target].WriteRecord(r.ctx, r.buf, payload); err != nil {
+		if hdr == nil {
+			if len(r.buf) == 0 {
+				r.buf = appendRecordHeader(r.buf, ts)
+			}
+			hdr = r.buf
+		}
+		if err := e.outs[target].WriteRecord(r.ctx, hdr, payload); err != nil {
 			return fmt.Errorf("writing to %s: %w", e.outs[target].ID(), err)
 		}
+		bytes += len(hdr) + len(payload)
 	}
 	r.sent++
 	if r.m.on {
 		r.m.recordsOut.Add(1)
-		r.m.bytesOut.Add(int64((len(r.buf) + len(payload)) * len(r.edges)))
+		r.m.bytesOut.Add(int64(bytes))
 	}
 	return nil
 }

@@ -94,7 +94,13 @@ func (t *task) runInputs(ctx context.Context) error {
 				if t.metrics.on {
 					t.metrics.recordsIn.Add(int64(ev.n))
 				}
-				if err := t.pending.recs.EmitRange(ev.rec, ev.rec+ev.n, t.pending.ts, t.head); err != nil {
+				b := t.pending
+				if b.from.keyed {
+					err = b.recs.EmitRangeKeyed(ev.rec, ev.rec+ev.n, b.ts, b.kgs, t.head)
+				} else {
+					err = b.recs.EmitRange(ev.rec, ev.rec+ev.n, b.ts, t.head)
+				}
+				if err != nil {
 					return err
 				}
 			case evWatermark:

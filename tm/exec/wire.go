@@ -3,6 +3,8 @@ package exec
 import (
 	"encoding/binary"
 	"fmt"
+
+	"github.com/tidestream/tide/core/jobgraph"
 )
 
 // Tags of in-band messages.
@@ -13,7 +15,7 @@ const (
 	tagBarrier    byte = 3 // varint checkpoint id, varint timestamp
 	tagEndOfData  byte = 4 // no payload: the producer's input ended; barriers may still follow
 	noTimestamp        = int64(-1 << 63)
-	maxMessageTag      = tagSavepointBarrier
+	maxMessageTag      = tagKeyedRecordTs
 )
 
 // tagSavepointBarrier is a barrier of a savepoint: varint checkpoint id, varint timestamp,
@@ -21,12 +23,29 @@ const (
 // (see checkpoint_savepoint.go).
 const tagSavepointBarrier byte = 5
 
+// Records on a HASH edge carry the key group the producer routed them by, so the keyed
+// operator consuming them need not hash the key again (stream.RecordBatch.EmitRangeKeyed).
+const (
+	tagKeyedRecord   byte = 6 // uvarint key group, payload
+	tagKeyedRecordTs byte = 7 // varint ts, uvarint key group, payload
+	noKeyGroup            = -1
+)
+
 func appendRecordHeader(dst []byte, ts int64) []byte {
 	if ts == noTimestamp {
 		return append(dst, tagRecord)
 	}
 	dst = append(dst, tagRecordTs)
 	return binary.AppendVarint(dst, ts)
+}
+
+// appendKeyedRecordHeader is appendRecordHeader for a record of key group kg.
+func appendKeyedRecordHeader(dst []byte, ts int64, kg int) []byte {
+	if ts == noTimestamp {
+		return binary.AppendUvarint(append(dst, tagKeyedRecord), uint64(kg))
+	}
+	dst = binary.AppendVarint(append(dst, tagKeyedRecordTs), ts)
+	return binary.AppendUvarint(dst, uint64(kg))
 }
 
 func appendWatermark(dst []byte, wm int64) []byte {
@@ -45,6 +64,7 @@ type message struct {
 	tag     byte
 	ts      int64 // record timestamp, watermark, or barrier timestamp
 	id      int64 // barrier checkpoint id
+	kg      int32 // a keyed record's key group (noKeyGroup: none)
 	payload []byte
 	sp      *SavepointTarget // a savepoint barrier's target
 }
@@ -53,7 +73,7 @@ func parseMessage(b []byte) (message, error) {
 	if len(b) == 0 {
 		return message{}, fmt.Errorf("empty message")
 	}
-	m := message{tag: b[0], ts: noTimestamp}
+	m := message{tag: b[0], ts: noTimestamp, kg: noKeyGroup}
 	rest := b[1:]
 	switch m.tag {
 	case tagRecord:
@@ -64,6 +84,22 @@ func parseMessage(b []byte) (message, error) {
 			return m, fmt.Errorf("record: bad timestamp")
 		}
 		m.ts, m.payload = ts, rest[n:]
+	case tagKeyedRecord:
+		kg, n := parseKeyGroup(rest)
+		if n <= 0 {
+			return m, fmt.Errorf("record: bad key group")
+		}
+		m.kg, m.payload = kg, rest[n:]
+	case tagKeyedRecordTs:
+		ts, n := binary.Varint(rest)
+		if n <= 0 {
+			return m, fmt.Errorf("record: bad timestamp")
+		}
+		kg, n2 := parseKeyGroup(rest[n:])
+		if n2 <= 0 {
+			return m, fmt.Errorf("record: bad key group")
+		}
+		m.ts, m.kg, m.payload = ts, kg, rest[n+n2:]
 	case tagWatermark:
 		wm, n := binary.Varint(rest)
 		if n <= 0 || n != len(rest) {
@@ -95,4 +131,14 @@ func parseMessage(b []byte) (message, error) {
 		return m, fmt.Errorf("unknown message tag %d (this build knows 0..%d)", m.tag, maxMessageTag)
 	}
 	return m, nil
+}
+
+// parseKeyGroup reads a record's uvarint key group; n <= 0 when it is malformed or not
+// below jobgraph.UpperBoundMaxParallelism.
+func parseKeyGroup(b []byte) (kg int32, n int) {
+	v, n := binary.Uvarint(b)
+	if n <= 0 || v >= jobgraph.UpperBoundMaxParallelism {
+		return 0, -1
+	}
+	return int32(v), n
 }

@@ -1,0 +1,57 @@
+package stream
+
+import (
+	"os"
+	"sync/atomic"
+)
+
+// A record on a HASH edge carries the key group its sender routed it by (the runtime's
+// record header). The keyed operators built here (Reduce, Aggregate, KeyedProcess,
+// TumblingWindow) sit at the head of the vertex such an edge feeds and key their records
+// with the very selector the edge hashes (addKeyed builds both from one KeyedStream), and
+// the sender computes the group with the consumer's maxParallelism: so they take the
+// carried group instead of hashing the key again. A carried group the subtask does not own
+// (or none) falls back to hashing.
+
+// VerifyCarriedKeyGroupsEnv, set to 1 in a process's environment, turns
+// VerifyCarriedKeyGroups on from the start (for TaskManagers a test starts).
+const VerifyCarriedKeyGroupsEnv = "TIDE_VERIFY_KEY_GROUPS"
+
+var verifyCarried atomic.Bool
+
+func init() { verifyCarried.Store(os.Getenv(VerifyCarriedKeyGroupsEnv) == "1") }
+
+// VerifyCarriedKeyGroups turns a check on (or off) for debugging and tests: every keyed
+// operator hashes each record's key again and fails when the key group the record came
+// with differs. It costs what carrying the key group saves.
+func VerifyCarriedKeyGroups(on bool) { verifyCarried.Store(on) }
+
+// keyedProcessor is a keyed operator that takes a record with the key group its sender
+// computed (kg < 0: none).
+type keyedProcessor[T any] interface {
+	typedProcessor[T]
+	processKeyed(v T, ts int64, kg int, out Collector) error
+}
+
+// keyedCollector is the head of a chain whose keyed operator takes carried key groups.
+type keyedCollector[T any] interface {
+	typedCollector[T]
+	collectKeyed(v T, ts int64, kg int) error
+}
+
+type keyedLink[T any] struct {
+	op   keyedProcessor[T]
+	next Collector
+}
+
+func (l *keyedLink[T]) Collect(v any, ts int64) error { return l.op.Process(v, ts, l.next) }
+func (l *keyedLink[T]) collectTyped(v T, ts int64) error {
+	return l.op.processTyped(v, ts, l.next)
+}
+func (l *keyedLink[T]) collectKeyed(v T, ts int64, kg int) error {
+	return l.op.processKeyed(v, ts, kg, l.next)
+}
+
+func linkKeyed[T any](op keyedProcessor[T], next Collector) Collector {
+	return &keyedLink[T]{op: op, next: next}
+}

@@ -1,0 +1,99 @@
+package stream_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tidestream/tide/stream"
+)
+
+// kgWriter records the key group of every keyed state entry a snapshot writes.
+type kgWriter struct{ kgs map[string]int }
+
+func (w *kgWriter) Keyed(_ string, kg int, key, _ []byte)         { w.kgs[string(key)] = kg }
+func (w *kgWriter) List(string, stream.ListMode, stream.ListItem) {}
+
+// TestKeyedOperatorsTakeCarriedKeyGroups: records a HASH input hands on with the key group
+// their sender computed (RecordBatch.EmitRangeKeyed) are kept under that key group without
+// hashing the key again when the subtask owns it; a record without one, or with one the
+// subtask does not own, is hashed; with VerifyCarriedKeyGroups a carried key group the
+// key does not hash to fails the operator with an error naming both.
+func TestKeyedOperatorsTakeCarriedKeyGroups(t *testing.T) {
+	const maxP = 256
+	job := stream.NewJob("carried", 2, maxP)
+	n := stream.NumberSequenceSource(job, "n", stream.NumberSequence{From: 1, To: 2})
+	ks := stream.KeyBy(n, func(v int64) int64 { return v })
+	stream.Reduce(ks, "reduce", func(acc, v int64) int64 { return acc + v })
+	stream.TumblingWindow(ks, "window", time.Second, stream.Aggregator[int64, int64, int64, int64]{
+		Add:    func(acc, v int64) int64 { return acc + v },
+		Result: func(_ int64, acc int64) int64 { return acc },
+	})
+	// Subtask 0 of 2 owns key groups 0..127: one key it owns, and a wrong key group it owns.
+	var key int64
+	for key = 1; stream.KeyGroupOf(key, maxP) > 127; key++ {
+	}
+	right := stream.KeyGroupOf(key, maxP)
+	wrong := (right + 1) % 128
+	for _, id := range []string{"reduce", "window"} {
+		for _, typ := range backendTypes {
+			for _, tc := range []struct {
+				name    string
+				carried int32
+				verify  bool
+				wantKG  int
+				err     string
+			}{
+				{name: "carried", carried: int32(right), verify: true, wantKG: right},
+				{name: "trusted without hashing", carried: int32(wrong), wantKG: wrong},
+				{name: "none: hashed", carried: -1, verify: true, wantKG: right},
+				{name: "not owned: hashed", carried: 200, verify: true, wantKG: right},
+				{name: "verified", carried: int32(wrong), verify: true, err: "came with key group"},
+			} {
+				t.Run(id+"/"+typ+"/"+tc.name, func(t *testing.T) {
+					stream.VerifyCarriedKeyGroups(tc.verify)
+					defer stream.VerifyCarriedKeyGroups(false)
+					v, err := job.Vertex(id)
+					if err != nil {
+						t.Fatal(err)
+					}
+					op := v.NewChain()[0].Operator
+					rt := withBackend(t, typ, runtimeFor(id, 2, 0, maxP))
+					if err := op.Open(context.Background(), rt, nil); err != nil {
+						t.Fatal(err)
+					}
+					defer op.Close()
+					head := stream.Link(op, &sliceCollector{})
+					batch := v.Inputs[0].NewBatch()
+					i, err := batch.Decode(stream.CodecFor[int64]().Append(nil, key))
+					if err != nil {
+						t.Fatal(err)
+					}
+					err = batch.EmitRangeKeyed(i, i+1, []int64{1000}, []int32{tc.carried}, head)
+					if tc.err != "" {
+						if err == nil || !strings.Contains(err.Error(), tc.err) {
+							t.Fatalf("error %v, want one containing %q", err, tc.err)
+						}
+						return
+					}
+					if err != nil {
+						t.Fatal(err)
+					}
+					w := &kgWriter{kgs: map[string]int{}}
+					if err := op.Snapshot(1, w); err != nil {
+						t.Fatal(err)
+					}
+					if len(w.kgs) != 1 {
+						t.Fatalf("snapshot holds %d keys, want 1: %v", len(w.kgs), w.kgs)
+					}
+					for _, kg := range w.kgs {
+						if kg != tc.wantKG {
+							t.Fatalf("key %d (hashes to key group %d, carried %d) is kept in key group %d, want %d", key, right, tc.carried, kg, tc.wantKG)
+						}
+					}
+				})
+			}
+		}
+	}
+}
