@@ -27,9 +27,12 @@ type KeyedState[K Key, S any] struct {
 	be    state.Backend
 	bname string
 	rt    Runtime
-	err   error
-	kbuf  []byte
-	vbuf  []byte
+	// kgStart and kgSpan (KeyGroupEnd-KeyGroupStart) are rt's range, for the hot path.
+	kgStart int
+	kgSpan  uint
+	err     error
+	kbuf    []byte
+	vbuf    []byte
 }
 
 // NewKeyedState creates empty state named name (unique within its operator).
@@ -52,6 +55,7 @@ func (s *KeyedState[K, S]) copyValue(v *S) (*S, error) {
 // bind selects the storage from the runtime (once, before the first access).
 func (s *KeyedState[K, S]) bind(rt Runtime) {
 	s.rt = rt
+	s.kgStart, s.kgSpan = rt.KeyGroupStart, uint(rt.KeyGroupEnd-rt.KeyGroupStart)
 	if be := rt.KeyedBackend; be != nil && be.Type() != state.Hashmap {
 		s.be, s.bname, s.values = be, BackendStateName(rt.OperatorID, s.name), nil
 	}
@@ -76,20 +80,23 @@ func (s *KeyedState[K, S]) keyGroup(k K) int {
 }
 
 // carriedKeyGroup returns k's key group given kg, the one the record's sender computed
-// for it (see keyedProcessor): kg itself when this subtask owns it, else k's hash (a
+// for it (see key_group_carried.go): kg itself when this subtask owns it, else k's hash (a
 // record without a carried group, kg < 0, or one routed here by another assignment).
 // With VerifyCarriedKeyGroups on, a carried group k does not hash to is an error.
 func (s *KeyedState[K, S]) carriedKeyGroup(k K, kg int) (int, error) {
-	if !s.rt.OwnsKeyGroup(kg) {
-		return s.keyGroup(k), nil
+	if uint(kg-s.kgStart) <= s.kgSpan && !verifyCarried.Load() {
+		return kg, nil // the common case, inlined
 	}
-	if verifyCarried.Load() {
-		if want := s.keyGroup(k); want != kg {
-			return 0, fmt.Errorf("keyed state %q of operator %s: key %v came with key group %d but hashes to %d (maxParallelism %d)",
-				s.name, s.rt.OperatorID, k, kg, want, s.rt.MaxParallelism)
-		}
+	return s.checkCarried(k, kg)
+}
+
+func (s *KeyedState[K, S]) checkCarried(k K, kg int) (int, error) {
+	want := s.keyGroup(k)
+	if s.rt.OwnsKeyGroup(kg) && want != kg {
+		return 0, fmt.Errorf("keyed state %q of operator %s: key %v came with key group %d but hashes to %d (maxParallelism %d)",
+			s.name, s.rt.OperatorID, k, kg, want, s.rt.MaxParallelism)
 	}
-	return kg, nil
+	return want, nil
 }
 
 // Get returns the key's value, or nil.
