@@ -43,6 +43,7 @@ func TestKeyedOperatorsTakeCarriedKeyGroups(t *testing.T) {
 				name    string
 				carried int32
 				verify  bool
+				empty   bool // the subtask owns no key group (KeyGroupEnd < KeyGroupStart)
 				wantKG  int
 				err     string
 			}{
@@ -51,6 +52,9 @@ func TestKeyedOperatorsTakeCarriedKeyGroups(t *testing.T) {
 				{name: "none: hashed", carried: -1, verify: true, wantKG: right},
 				{name: "not owned: hashed", carried: 200, verify: true, wantKG: right},
 				{name: "verified", carried: int32(wrong), verify: true, err: "came with key group"},
+				// Nothing owned, nothing in the snapshot: only no panic, no error.
+				{name: "empty range: hashed", carried: int32(right + 1), empty: true},
+				{name: "empty range, none: hashed", carried: -1, empty: true},
 			} {
 				t.Run(id+"/"+typ+"/"+tc.name, func(t *testing.T) {
 					stream.VerifyCarriedKeyGroups(tc.verify)
@@ -61,6 +65,9 @@ func TestKeyedOperatorsTakeCarriedKeyGroups(t *testing.T) {
 					}
 					op := v.NewChain()[0].Operator
 					rt := withBackend(t, typ, runtimeFor(id, 2, 0, maxP))
+					if tc.empty {
+						rt.KeyGroupStart, rt.KeyGroupEnd = right+1, right
+					}
 					if err := op.Open(context.Background(), rt, nil); err != nil {
 						t.Fatal(err)
 					}
@@ -84,6 +91,12 @@ func TestKeyedOperatorsTakeCarriedKeyGroups(t *testing.T) {
 					w := &kgWriter{kgs: map[string]int{}}
 					if err := op.Snapshot(1, w); err != nil {
 						t.Fatal(err)
+					}
+					if tc.empty {
+						if len(w.kgs) != 0 {
+							t.Fatalf("snapshot of a subtask without key groups holds %v", w.kgs)
+						}
+						return
 					}
 					if len(w.kgs) != 1 {
 						t.Fatalf("snapshot holds %d keys, want 1: %v", len(w.kgs), w.kgs)

@@ -27,12 +27,11 @@ type KeyedState[K Key, S any] struct {
 	be    state.Backend
 	bname string
 	rt    Runtime
-	// kgStart and kgSpan (KeyGroupEnd-KeyGroupStart) are rt's range, for the hot path.
-	kgStart int
-	kgSpan  uint
-	err     error
-	kbuf    []byte
-	vbuf    []byte
+	// kgStart..kgEnd is rt's range of key groups, for the hot path.
+	kgStart, kgEnd int
+	err            error
+	kbuf           []byte
+	vbuf           []byte
 }
 
 // NewKeyedState creates empty state named name (unique within its operator).
@@ -55,7 +54,7 @@ func (s *KeyedState[K, S]) copyValue(v *S) (*S, error) {
 // bind selects the storage from the runtime (once, before the first access).
 func (s *KeyedState[K, S]) bind(rt Runtime) {
 	s.rt = rt
-	s.kgStart, s.kgSpan = rt.KeyGroupStart, uint(rt.KeyGroupEnd-rt.KeyGroupStart)
+	s.kgStart, s.kgEnd = rt.KeyGroupStart, rt.KeyGroupEnd
 	if be := rt.KeyedBackend; be != nil && be.Type() != state.Hashmap {
 		s.be, s.bname, s.values = be, BackendStateName(rt.OperatorID, s.name), nil
 	}
@@ -84,7 +83,7 @@ func (s *KeyedState[K, S]) keyGroup(k K) int {
 // record without a carried group, kg < 0, or one routed here by another assignment).
 // With VerifyCarriedKeyGroups on, a carried group k does not hash to is an error.
 func (s *KeyedState[K, S]) carriedKeyGroup(k K, kg int) (int, error) {
-	if uint(kg-s.kgStart) <= s.kgSpan && !verifyCarried.Load() {
+	if kg >= s.kgStart && kg <= s.kgEnd && !verifyCarried.Load() {
 		return kg, nil // the common case, inlined
 	}
 	return s.checkCarried(k, kg)
