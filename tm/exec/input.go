@@ -62,10 +62,16 @@ type batch struct {
 // batches recycles a channel's batches.
 type batches chan *batch
 
-// get returns an empty batch of c.
+// get returns an empty batch of c: a processed one emptied here, on the channel's
+// goroutine, so the task (the busier goroutine) only hands it back.
 func (c *inputChan) get() *batch {
 	select {
 	case b := <-c.free:
+		clear(b.events)
+		b.events = b.events[:0]
+		b.ts = b.ts[:0]
+		b.kgs = b.kgs[:0]
+		b.recs.Reset()
 		return b
 	default:
 		b := &batch{events: make([]event, 0, 4), recs: c.spec.NewBatch(), ts: make([]int64, 0, maxBatch), from: c}
@@ -76,13 +82,9 @@ func (c *inputChan) get() *batch {
 	}
 }
 
-// release returns a batch the task has processed to its channel (its references cleared).
+// release returns a batch the task has processed to its channel, which empties it when
+// it takes it again (a batch the channel has no room for is left to the garbage collector).
 func (b *batch) release() {
-	clear(b.events)
-	b.events = b.events[:0]
-	b.ts = b.ts[:0]
-	b.kgs = b.kgs[:0]
-	b.recs.Reset()
 	select {
 	case b.from.free <- b:
 	default:
