@@ -50,6 +50,9 @@ func TestYARNClientByApplicationID(t *testing.T) {
 		}
 	}
 
+	// The cancelled job keeps its latest checkpoint: there must be one before the AM goes
+	// (CI once killed attempt 1 6 ms after RUNNING, and no checkpoint was ever kept).
+	waitYarnCheckpoint(t, r.track, jid)
 	killAM(t, r.app)
 	track2 := waitAttempt2(t, env, r.app, r.track)
 	testkit.WaitFor(t, "tide run printing attempt 2's AM", func() (bool, error) {

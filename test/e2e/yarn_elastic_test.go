@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"context"
-	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -104,13 +103,7 @@ func TestYARNAMFailoverDeploysOnce(t *testing.T) {
 	r := startYarnRun(t, env, yarnElasticSettings("-Dyarn.application-attempts=2"), jobArgs)
 	jid := r.jobID(t)
 	waitYarnRunning(t, r.track, jid, 3, nil)
-	testkit.WaitFor(t, "a completed checkpoint", func() (bool, error) {
-		var s testkit.CheckpointStats
-		if err := testkit.GetJSON(context.Background(), r.track+"/jobs/"+jid+"/checkpoints", &s); err != nil {
-			return false, err
-		}
-		return s.Counts.Completed > 0, fmt.Errorf("%d completed", s.Counts.Completed)
-	})
+	waitYarnCheckpoint(t, r.track, jid)
 	procs := containerProcesses(r.app, 1, "taskmanager")
 	if len(procs) != 3 {
 		t.Fatalf("TaskManager processes of attempt 1: %v, want 3", procs)

@@ -47,13 +47,7 @@ func TestYARNAMRestart(t *testing.T) {
 	r := startYarnRun(t, env, []string{"-Dyarn.application-attempts=2"}, jobArgs)
 	jid := r.jobID(t)
 	before := waitYarnRunning(t, r.track, jid, 2, nil)
-	testkit.WaitFor(t, "a completed checkpoint", func() (bool, error) {
-		var s testkit.CheckpointStats
-		if err := testkit.GetJSON(context.Background(), r.track+"/jobs/"+jid+"/checkpoints", &s); err != nil {
-			return false, err
-		}
-		return s.Counts.Completed > 0, fmt.Errorf("%d completed", s.Counts.Completed)
-	})
+	waitYarnCheckpoint(t, r.track, jid)
 	procs := containerProcesses(r.app, 1, "taskmanager")
 	if len(procs) != 2 {
 		t.Fatalf("TaskManager processes of attempt 1: %v, want 2", procs)

@@ -337,6 +337,19 @@ func taskManagers(track string) ([]tmInfo, error) {
 	return v.TaskManagers, err
 }
 
+// waitYarnCheckpoint waits until the job at the AM's REST address track has completed a
+// checkpoint.
+func waitYarnCheckpoint(t *testing.T, track, jid string) {
+	t.Helper()
+	testkit.WaitFor(t, "a completed checkpoint", func() (bool, error) {
+		var s testkit.CheckpointStats
+		if err := testkit.GetJSON(context.Background(), track+"/jobs/"+jid+"/checkpoints", &s); err != nil {
+			return false, err
+		}
+		return s.Counts.Completed > 0, fmt.Errorf("%d completed", s.Counts.Completed)
+	})
+}
+
 // waitYarnRunning waits for the job RUNNING at parallelism p with p TaskManagers, none
 // of them in skip, and returns them.
 func waitYarnRunning(t *testing.T, track, jid string, p int, skip map[string]bool) []tmInfo {
