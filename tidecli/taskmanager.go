@@ -67,7 +67,6 @@ func runTaskManager(c *cli.Context) error {
 			return fmt.Errorf("TaskManager %s: %w", id, err)
 		}
 	}
-	worker.SetProcs(conf.TaskManagerNumberOfTaskSlots.Get(cfg), slog.Default().With("taskmanager", id))
 	mem := worker.MemoryConfig{ProcessSize: conf.TaskManagerMemoryProcessSize.Get(cfg).Bytes(),
 		ManagedSize: conf.TaskManagerMemoryManagedSize.Get(cfg).Bytes(), ManagedFraction: conf.TaskManagerMemoryManagedFraction.Get(cfg)}
 	return worker.Run(ctx, worker.Config{
