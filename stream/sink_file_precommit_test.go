@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"os"
-	"path/filepath"
 	"slices"
 	"testing"
 
@@ -107,21 +105,7 @@ func TestFileSinkAsyncPreCommit(t *testing.T) {
 // goroutine fails the checkpoint's upload, and the sink's next barrier returns ErrFatal
 // (the subtask must not go on without the lost file's records).
 func TestFileSinkAsyncPreCommitFailureIsFatal(t *testing.T) {
-	dir := t.TempDir()
-	sink := vertexOps(t, fileSinkJob(dir), "n")[1].Operator
-	rt := runtimeFor("sink", 1, 0, 128)
-	open(t, sink, rt, nil)
-	defer sink.Close()
-	if err := sink.Process("a", 0, nil); err != nil {
-		t.Fatal(err)
-	}
-	tmps, _ := filepath.Glob(filepath.Join(dir, ".tide-tmp.*"))
-	if len(tmps) != 1 {
-		t.Fatalf("in-progress files %v, want one", tmps)
-	}
-	if err := os.Remove(tmps[0]); err != nil { // the disk lost it
-		t.Fatal(err)
-	}
+	sink, rt := sinkWithLostFile(t)
 	w, err := asyncSinkSnapshot(t, sink, rt, 1)
 	if err != nil {
 		t.Fatalf("asynchronous Snapshot: %v, want the failure left to the upload", err)

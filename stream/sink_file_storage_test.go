@@ -17,15 +17,15 @@ import (
 	"github.com/tidestream/tide/tm/snapshot"
 )
 
-// TestFileSinkPreCommitFailureIsFatal: a file whose pre-commit fails has lost its records;
-// the sink says so with ErrFatal (the subtask fails and restores instead of declining the
-// checkpoint and going on without them).
-func TestFileSinkPreCommitFailureIsFatal(t *testing.T) {
+// sinkWithLostFile opens a file sink (closed when the test ends), writes a record and
+// deletes its in-progress file, as a disk that lost it: its pre-commit must fail.
+func sinkWithLostFile(t *testing.T) (stream.Operator, stream.Runtime) {
+	t.Helper()
 	dir := t.TempDir()
 	sink := vertexOps(t, fileSinkJob(dir), "n")[1].Operator
 	rt := runtimeFor("sink", 1, 0, 128)
 	open(t, sink, rt, nil)
-	defer sink.Close()
+	t.Cleanup(func() { _ = sink.Close() })
 	if err := sink.Process("a", 0, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -33,9 +33,17 @@ func TestFileSinkPreCommitFailureIsFatal(t *testing.T) {
 	if len(tmps) != 1 {
 		t.Fatalf("in-progress files %v, want one", tmps)
 	}
-	if err := os.Remove(tmps[0]); err != nil { // the disk lost it
+	if err := os.Remove(tmps[0]); err != nil {
 		t.Fatal(err)
 	}
+	return sink, rt
+}
+
+// TestFileSinkPreCommitFailureIsFatal: a file whose pre-commit fails has lost its records;
+// the sink says so with ErrFatal (the subtask fails and restores instead of declining the
+// checkpoint and going on without them).
+func TestFileSinkPreCommitFailureIsFatal(t *testing.T) {
+	sink, rt := sinkWithLostFile(t)
 	var w snapshot.Writer
 	err := sink.Snapshot(1, w.Operator(rt.OperatorID))
 	if !errors.Is(err, stream.ErrFatal) {
