@@ -12,8 +12,8 @@ import (
 )
 
 // asyncSinkSnapshot takes checkpoint id of sink with a writer that takes deferred writes,
-// as the subtask's asynchronous checkpoints do, and returns it with the number of writes
-// it deferred; the caller encodes it (the upload).
+// as the subtask's asynchronous checkpoints do, and returns the writer and Snapshot's
+// error; the caller encodes the writer (upload) or releases it.
 func asyncSinkSnapshot(t *testing.T, sink stream.Operator, rt stream.Runtime, id int64) (*snapshot.Writer, error) {
 	t.Helper()
 	w := &snapshot.Writer{}
