@@ -155,6 +155,28 @@ func receive[T any](t *testing.T, ch <-chan T, what string) T {
 	}
 }
 
+// alignExecutor starts an executor of job on a data plane of its own (both closed when the
+// test ends) that reports to the returned alignReporter and checkpoints into the returned
+// storage; the test deploys it and plays the producers on the plane.
+func alignExecutor(t *testing.T, job *stream.Job) (*Executor, *netplane.Plane, alignReporter, storage.Storage) {
+	t.Helper()
+	ctx := context.Background()
+	st, err := storage.Open(ctx, "file://"+t.TempDir(), storage.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	plane, err := netplane.Listen(ctx, "127.0.0.1:0", netplane.Options{FlushInterval: time.Millisecond, Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { plane.Close() })
+	rep := alignReporter{acks: make(chan int64, 16), states: make(chan string, 16)}
+	ex := NewExecutor(Config{JobID: "j", Job: job, TaskManagerID: "tm", Storage: st, Plane: plane, Reporter: rep, Logger: quiet})
+	t.Cleanup(func() { ex.Close(ctx) })
+	return ex, plane, rep, st
+}
+
 // TestBarrierAlignmentOverTheDataPlane runs one subtask with two input channels whose
 // producers the test plays: records behind a barrier stay unprocessed until the other input
 // delivers the same barrier; an input whose producer finished counts as aligned; once every
@@ -171,19 +193,7 @@ func TestBarrierAlignmentOverTheDataPlane(t *testing.T) {
 		t.Fatal(err)
 	}
 	src, dst := vs[0], vs[1]
-	st, err := storage.Open(ctx, "file://"+t.TempDir(), storage.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	plane, err := netplane.Listen(ctx, "127.0.0.1:0", netplane.Options{FlushInterval: time.Millisecond, Logger: quiet})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer plane.Close()
-	rep := alignReporter{acks: make(chan int64, 16), states: make(chan string, 16)}
-	ex := NewExecutor(Config{JobID: "j", Job: job, TaskManagerID: "tm", Storage: st, Plane: plane, Reporter: rep, Logger: quiet})
-	defer ex.Close(ctx)
+	ex, plane, rep, st := alignExecutor(t, job)
 	err = ex.Deploy(ctx, DeploySpec{Attempt: 1, CheckpointingEnabled: true,
 		Vertices:  []VertexParallelism{{Vertex: src.ID, Parallelism: 2, MaxParallelism: 8}, {Vertex: dst.ID, Parallelism: 1, MaxParallelism: 8}},
 		Subtasks:  []Subtask{{Vertex: dst.ID}},

@@ -4,11 +4,8 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
-	"io"
-	"log/slog"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/tidestream/tide/storage"
 	"github.com/tidestream/tide/stream"
@@ -61,20 +58,8 @@ func TestKeyedRecordsCarryTheirKeyGroup(t *testing.T) {
 	// reporter.
 	run := func(t *testing.T, attempt int64, msgs ...[]byte) (alignReporter, storage.Storage) {
 		ctx := context.Background()
-		st, err := storage.Open(ctx, "file://"+t.TempDir(), storage.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-		plane, err := netplane.Listen(ctx, "127.0.0.1:0", netplane.Options{FlushInterval: time.Millisecond, Logger: quiet})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { plane.Close() })
-		rep := alignReporter{acks: make(chan int64, 16), states: make(chan string, 16)}
-		ex := NewExecutor(Config{JobID: "j", Job: job, TaskManagerID: "tm", Storage: st, Plane: plane, Reporter: rep, Logger: quiet})
-		t.Cleanup(func() { ex.Close(ctx) })
-		err = ex.Deploy(ctx, DeploySpec{Attempt: attempt, CheckpointingEnabled: true,
+		ex, plane, rep, st := alignExecutor(t, job)
+		err := ex.Deploy(ctx, DeploySpec{Attempt: attempt, CheckpointingEnabled: true,
 			Vertices:  []VertexParallelism{{Vertex: src.ID, Parallelism: 1, MaxParallelism: maxP}, {Vertex: dst.ID, Parallelism: 1, MaxParallelism: maxP}},
 			Subtasks:  []Subtask{{Vertex: dst.ID}},
 			Locations: []Location{{Vertex: src.ID, DataAddress: plane.Addr()}, {Vertex: dst.ID, DataAddress: plane.Addr()}},
