@@ -39,19 +39,16 @@ type keyedCollector[T any] interface {
 	collectKeyed(v T, ts int64, kg int) error
 }
 
+// keyedLink is typedLink for a keyed operator: it also hands on carried key groups.
 type keyedLink[T any] struct {
-	op   keyedProcessor[T]
-	next Collector
+	typedLink[T]
+	kop keyedProcessor[T]
 }
 
-func (l *keyedLink[T]) Collect(v any, ts int64) error { return l.op.Process(v, ts, l.next) }
-func (l *keyedLink[T]) collectTyped(v T, ts int64) error {
-	return l.op.processTyped(v, ts, l.next)
-}
 func (l *keyedLink[T]) collectKeyed(v T, ts int64, kg int) error {
-	return l.op.processKeyed(v, ts, kg, l.next)
+	return l.kop.processKeyed(v, ts, kg, l.next)
 }
 
 func linkKeyed[T any](op keyedProcessor[T], next Collector) Collector {
-	return &keyedLink[T]{op: op, next: next}
+	return &keyedLink[T]{typedLink: typedLink[T]{op: op, next: next}, kop: op}
 }
