@@ -126,10 +126,9 @@ func (c *inputChan) read(ctx context.Context, events chan<- *batch) {
 		barrier bool  // a barrier was handed on: wait for its alignment
 		full    bool  // the batch holds maxBatch records: hand it on
 	)
+	var bytesIn int64 // published once per network buffer
 	handle := func(raw []byte) bool {
-		if c.m.on {
-			c.m.bytesIn.Add(int64(len(raw)))
-		}
+		bytesIn += int64(len(raw))
 		var m message
 		switch {
 		case len(raw) > 0 && raw[0] == tagRecord: // the common cases
@@ -183,6 +182,10 @@ func (c *inputChan) read(ctx context.Context, events chan<- *batch) {
 	}
 	for {
 		err := c.in.ReadRecords(ctx, handle)
+		if c.m.on && bytesIn > 0 {
+			c.m.bytesIn.Add(bytesIn)
+			bytesIn = 0
+		}
 		switch {
 		case failed != nil:
 			send(event{kind: evError, input: c.idx, err: failed})

@@ -70,6 +70,10 @@ type taskMetrics struct {
 	alignID    int64
 	alignStart time.Time
 	lastLag    time.Time
+	// Records and bytes counted but not yet added to the atomics above: the per-record
+	// paths add plain numbers and publish them every metricsBatch records and whenever the
+	// subtask waits or sends a control message, so a record costs no atomic operation.
+	pendIn, pendOut, pendOutBytes int64
 }
 
 func newTaskMetrics(on bool) *taskMetrics {
@@ -83,12 +87,46 @@ func (m *taskMetrics) idleSince(start time.Time) {
 	}
 }
 
-// idleStart is when a wait for input begins (zero when metrics are off).
+// idleStart is when a wait for input begins (zero when metrics are off). What the
+// subtask counted is published first: a waiting subtask's numbers are current.
 func (m *taskMetrics) idleStart() time.Time {
 	if !m.on {
 		return time.Time{}
 	}
+	m.publish()
 	return time.Now()
+}
+
+// metricsBatch is how many records the subtask's goroutine counts before it publishes
+// them (at most this many are missing from a sample taken while it is busy).
+const metricsBatch = 256
+
+// recordIn counts one record read by a source (subtask's goroutine only).
+func (m *taskMetrics) recordIn() {
+	if m.pendIn++; m.pendIn >= metricsBatch {
+		m.publish()
+	}
+}
+
+// recordOut counts one record of size bytes sent on (subtask's goroutine only).
+func (m *taskMetrics) recordOut(bytes int) {
+	m.pendOutBytes += int64(bytes)
+	if m.pendOut++; m.pendOut >= metricsBatch {
+		m.publish()
+	}
+}
+
+// publish adds what the subtask's goroutine counted to the atomics samples read.
+func (m *taskMetrics) publish() {
+	if m.pendIn > 0 {
+		m.recordsIn.Add(m.pendIn)
+		m.pendIn = 0
+	}
+	if m.pendOut > 0 || m.pendOutBytes > 0 {
+		m.recordsOut.Add(m.pendOut)
+		m.bytesOut.Add(m.pendOutBytes)
+		m.pendOut, m.pendOutBytes = 0, 0
+	}
 }
 
 func (m *taskMetrics) setOutputs(outs []*netplane.Output) {

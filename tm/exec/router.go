@@ -97,8 +97,7 @@ func (r *router) Route(ts int64, payload []byte, hashes []uint64) error {
 	}
 	r.sent++
 	if r.m.on {
-		r.m.recordsOut.Add(1)
-		r.m.bytesOut.Add(int64(bytes))
+		r.m.recordOut(bytes)
 	}
 	return nil
 }
@@ -119,6 +118,9 @@ func (r *router) sendOthers(o *netplane.Output) {
 
 // broadcast writes one control message to every consumer and flushes.
 func (r *router) broadcast(msg []byte) error {
+	if r.m.on {
+		r.m.publish()
+	}
 	for _, e := range r.edges {
 		for _, o := range e.outs {
 			if err := o.Write(r.ctx, msg); err != nil {

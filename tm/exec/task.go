@@ -122,6 +122,9 @@ func (t *task) done() bool {
 // run is the subtask's goroutine.
 func (t *task) run() {
 	err := t.runSafe()
+	if t.metrics.on {
+		t.metrics.publish()
+	}
 	leftover := t.mail.close()
 	switch {
 	case err == nil:

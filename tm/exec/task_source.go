@@ -23,7 +23,7 @@ func (s sourceCollector) Collect(v any, ts int64) error {
 		ts = s.t.wmGen.Timestamp(v, ts)
 	}
 	if s.t.metrics.on {
-		s.t.metrics.recordsIn.Add(1)
+		s.t.metrics.recordIn()
 	}
 	return s.t.head.Collect(v, ts)
 }
