@@ -15,6 +15,7 @@ type localWriter struct {
 	tmp  string
 	f    *os.File
 	done bool
+	wb   writeback
 }
 
 func (w *localWriter) Write(p []byte) (int, error) {
@@ -29,6 +30,7 @@ func (w *localWriter) Write(p []byte) (int, error) {
 		c := classifyLocal(err)
 		return n, &Error{Op: "write", Path: w.s.uriOf(w.name), Kind: c.kind, Attempts: 1, Err: err}
 	}
+	w.wb.wrote(w.f, n)
 	return n, nil
 }
 
