@@ -35,7 +35,10 @@ type Config struct {
 	// ConnectTimeout bounds how long the TaskManager keeps trying to reach the AM, at
 	// start and after losing it, before it gives up and exits.
 	ConnectTimeout time.Duration
-	// InitialBackoff and MaxBackoff pace connection attempts.
+	// InitialBackoff and MaxBackoff pace connection attempts (doubling from the first to
+	// the second). The first pause is short (10 ms by default): TaskManagers are often
+	// started together with their AM, and one that comes up a few milliseconds before the
+	// AM listens should not wait a tenth of a second to register.
 	InitialBackoff, MaxBackoff time.Duration
 	Logger                     *slog.Logger
 	// Secret is the internal secret (security.internal.secret-file, ...): the TaskManager
@@ -86,7 +89,7 @@ func (c *Config) withDefaults() {
 		c.ConnectTimeout = 5 * time.Minute
 	}
 	if c.InitialBackoff <= 0 {
-		c.InitialBackoff = 100 * time.Millisecond
+		c.InitialBackoff = 10 * time.Millisecond
 	}
 	if c.MaxBackoff <= 0 {
 		c.MaxBackoff = 5 * time.Second
