@@ -31,8 +31,9 @@ func discardCheckpoints(retention string, status core.JobStatus) bool {
 }
 
 // applyCheckpointRetention deletes the ended job's checkpoint directory (<dir>/<job-id>) or
-// keeps it, as execution.checkpointing.externalized-checkpoint-retention says. It returns a
-// sentence naming the kept latest checkpoint, "" when none is kept.
+// keeps it, as execution.checkpointing.externalized-checkpoint-retention says. When the
+// retention keeps checkpoints, it returns a sentence naming the kept latest one (or saying
+// that none had completed); "" when they were deleted.
 func (a *AM) applyCheckpointRetention(ctx context.Context, status core.JobStatus) string {
 	if a.cfg.Storage == nil || a.ckpt.store == nil {
 		return ""
@@ -51,10 +52,21 @@ func (a *AM) applyCheckpointRetention(ctx context.Context, status core.JobStatus
 		return ""
 	}
 	id := a.ckpt.latest()
-	if id == 0 {
-		return ""
+	path := ""
+	if id != 0 {
+		path = a.ckpt.chkPath(int64(id))
+		a.log.Info("checkpoint kept", "status", status, "retention", retention, "checkpoint", id, "path", path)
+	} else {
+		a.log.Info("no checkpoint to keep: none had completed", "status", status, "retention", retention, "dir", dir)
 	}
-	path := a.ckpt.chkPath(int64(id))
-	a.log.Info("checkpoint kept", "status", status, "retention", retention, "checkpoint", id, "path", path)
+	return keptNote(retention, path)
+}
+
+// keptNote is the sentence the job's end carries about the checkpoint its retention keeps
+// (path, "" when no checkpoint had completed, so nothing could be kept).
+func keptNote(retention, path string) string {
+	if path == "" {
+		return fmt.Sprintf("no checkpoint had completed, so none is kept (%s): a new run starts from the beginning", retention)
+	}
 	return fmt.Sprintf("latest checkpoint kept at %s (%s; resume with --fromSavepoint %s)", path, retention, path)
 }
