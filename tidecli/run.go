@@ -113,7 +113,11 @@ func runRun(c *cli.Context) error {
 			if err := cluster.AMErr(); err != nil {
 				return fmt.Errorf("the AM exited: %w (see %s/jobmanager.log)", err, cluster.LogDir())
 			}
-			fmt.Fprintln(out, "the job ended; cluster stopped")
+			if status, diag, ok := localOutcome(cluster.LogDir()); ok {
+				fmt.Fprintf(out, "the job ended: %s (%s); cluster stopped\n", status, diag)
+			} else {
+				fmt.Fprintln(out, "the job ended; cluster stopped")
+			}
 			return stopErr
 		case <-ctx.Done():
 			fmt.Fprintln(out, "stopping the local cluster...")
