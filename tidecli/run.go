@@ -114,7 +114,7 @@ func runRun(c *cli.Context) error {
 				return fmt.Errorf("the AM exited: %w (see %s/jobmanager.log)", err, cluster.LogDir())
 			}
 			if status, diag, ok := localOutcome(cluster.LogDir()); ok {
-				fmt.Fprintf(out, "the job ended: %s (%s); cluster stopped\n", status, diag)
+				fmt.Fprintf(out, "the job ended: %s (%s); cluster stopped\n", termSafe(status), termSafe(diag))
 			} else {
 				fmt.Fprintln(out, "the job ended; cluster stopped")
 			}

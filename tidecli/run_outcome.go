@@ -1,8 +1,6 @@
 package tidecli
 
 import (
-	"bufio"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -13,23 +11,11 @@ import (
 // "KILLED", "job cancelled; latest checkpoint kept at ..."). ok is false when the AM
 // ended without deregistering (it failed, or was stopped before the job ended).
 func localOutcome(logDir string) (status, diagnostics string, ok bool) {
-	f, err := os.Open(filepath.Join(logDir, "jobmanager.log"))
-	if err != nil {
-		return "", "", false
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	for sc.Scan() {
-		line := sc.Text()
-		if !strings.Contains(line, `msg="standalone application deregistered"`) {
-			continue
-		}
-		if s, d, found := parseOutcome(line); found {
-			status, diagnostics, ok = s, d, true
-		}
-	}
-	return status, diagnostics, ok
+	// The deregistration is among the AM's last lines: its final MiB holds it.
+	line := lastLogLine(filepath.Join(logDir, "jobmanager.log"), 1<<20, func(l string) bool {
+		return strings.Contains(l, `msg="standalone application deregistered"`)
+	})
+	return parseOutcome(line)
 }
 
 // parseOutcome reads status= and diagnostics= (quoted or bare, as log/slog's text handler

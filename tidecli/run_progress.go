@@ -98,23 +98,25 @@ func newestSinkLine(logDir string) string {
 			newest, newestMod = l, st.ModTime()
 		}
 	}
-	if newest == "" {
-		return ""
-	}
-	f, err := os.Open(newest)
+	return lastLogLine(newest, 64<<10, sinkLine.MatchString)
+}
+
+// lastLogLine returns the last line among the final tail bytes of the log at path that
+// keep accepts, "" when there is none (or the log cannot be read).
+func lastLogLine(path string, tail int64, keep func(string) bool) string {
+	f, err := os.Open(path)
 	if err != nil {
 		return ""
 	}
 	defer f.Close()
-	// Only the tail matters: read the last 64 KiB.
-	if st, err := f.Stat(); err == nil && st.Size() > 64<<10 {
-		_, _ = f.Seek(st.Size()-64<<10, io.SeekStart)
+	if st, err := f.Stat(); err == nil && st.Size() > tail {
+		_, _ = f.Seek(st.Size()-tail, io.SeekStart)
 	}
 	var last string
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	for sc.Scan() {
-		if sinkLine.MatchString(sc.Text()) {
+		if keep(sc.Text()) {
 			last = sc.Text()
 		}
 	}
