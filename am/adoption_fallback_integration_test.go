@@ -63,6 +63,7 @@ func startFailoverRig(t *testing.T, adoptTimeout string) *failoverRig {
 		err := cur.getJSON("/jobs/"+jobID+"/checkpoints", &cs)
 		return err == nil && cs.Counts.Completed > 0, err
 	})
+	waitDeploymentDurable(t, dir, r.first.Attempt)
 	return r
 }
 

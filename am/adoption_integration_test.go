@@ -3,6 +3,7 @@ package am_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"strings"
@@ -55,6 +56,7 @@ func TestAMFailoverAdoptsRunningTasks(t *testing.T) {
 			err := cur.getJSON("/jobs/"+jobID+"/checkpoints", &cs)
 			return err == nil && cs.Counts.Completed > 0, err
 		})
+		waitDeploymentDurable(t, dir, d.Attempt)
 		cur.die(px)
 		next := startFailoverAM(t, o, px)
 		ams = append(ams, next)
@@ -82,6 +84,18 @@ func TestAMFailoverAdoptsRunningTasks(t *testing.T) {
 		t.Fatal("job did not finish")
 	}
 	testkit.CheckExactOutput(t, out, args)
+}
+
+// waitDeploymentDurable waits until the AM state in the checkpoint directory dir records
+// the running attempt's deployment. The AM writes its state off the event loop: one killed
+// before the record is durable leaves the next AM nothing to adopt, and it restores from the
+// latest checkpoint instead (correct, but not what a test of adoption wants to see).
+func waitDeploymentDurable(t *testing.T, dir string, attempt int64) {
+	t.Helper()
+	testkit.WaitFor(t, fmt.Sprintf("the deployment of attempt %d recorded in the AM state", attempt), func() (bool, error) {
+		got, err := am.PersistedDeploymentAttempt(dir, jobID)
+		return got == attempt, fmt.Errorf("AM state records attempt %d (%v)", got, err)
+	})
 }
 
 // failoverAM is one AM process of the test, on the shared checkpoint directory.
@@ -268,6 +282,14 @@ func (p *proxy) serve(c net.Conn) {
 		return
 	}
 	p.mu.Lock()
+	if p.to != to || p.held {
+		// Cut or held while dialing: the connection must not reach the AM it was
+		// dialed for (a dying AM would tell the TaskManager to go).
+		p.mu.Unlock()
+		up.Close()
+		c.Close()
+		return
+	}
 	p.conns = append(p.conns, c, up)
 	p.mu.Unlock()
 	go func() { _, _ = io.Copy(up, c); up.Close() }()

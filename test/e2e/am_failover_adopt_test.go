@@ -34,6 +34,7 @@ func TestAMFailoverAdoptsRunningTasksStandalone(t *testing.T) {
 	var away []amAbsent
 	for n := 2; n <= 3; n++ {
 		before := latestCompleted(t, c, jid)
+		waitDeploymentRecordedIn(t, ckpt, jid, d.Attempt)
 		killed := time.Now()
 		if cur == nil {
 			r.Kill(t)

@@ -113,6 +113,7 @@ func TestAMFailoverAbortsCheckpointInFlight(t *testing.T) {
 			}
 		}
 	}
+	waitDeploymentRecordedIn(t, ckpt, jid, d.Attempt)
 	var inFlight int64
 	var halfWritten []string
 	testkit.WaitFor(t, "a checkpoint frozen with a half-written state file", func() (bool, error) {

@@ -2,8 +2,6 @@ package e2e
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"maps"
 	"os"
@@ -13,7 +11,6 @@ import (
 	"time"
 
 	"github.com/tidestream/tide/internal/testkit"
-	"github.com/tidestream/tide/storage"
 	"github.com/tidestream/tide/test/hadoop/hadooptest"
 	"github.com/tidestream/tide/yarn"
 )
@@ -122,22 +119,5 @@ func waitDeploymentPersisted(t *testing.T, r *yarnRun, jid string, attempt int64
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	_, staging := openStaging(ctx, t, r)
-	testkit.WaitFor(t, fmt.Sprintf("attempt %d persisted as the adoptable deployment", attempt), func() (bool, error) {
-		data, err := storage.ReadFile(ctx, staging, r.app+"/checkpoints/"+jid+"/_am_state")
-		if err != nil {
-			return false, err
-		}
-		var s struct {
-			Deployment *struct {
-				Attempt int64 `json:"attempt"`
-			} `json:"deployment"`
-		}
-		if err := json.Unmarshal(data, &s); err != nil {
-			return false, err
-		}
-		if s.Deployment == nil {
-			return false, errors.New("no deployment in the AM state")
-		}
-		return s.Deployment.Attempt == attempt, fmt.Errorf("AM state names attempt %d", s.Deployment.Attempt)
-	})
+	waitDeploymentRecorded(t, staging, r.app+"/checkpoints/"+jid+"/_am_state", attempt)
 }
