@@ -223,12 +223,16 @@ func interrupted(c *cli.Context, rm *yarn.ClientRM, staging storage.Storage, app
 			return fmt.Errorf("killing %s after the interrupt: %w", appID, err)
 		}
 		// A killed AM cannot clean up after itself: remove the staging directory here
-		// once YARN has stopped the containers that read from it.
+		// once the application has ended and its AM has stopped writing into it (see
+		// run_yarn_kill_cleanup.go).
 		if err := awaitEnd(ctx, rm, app.ID); err != nil {
 			return fmt.Errorf("killing %s: %w; its staging directory %s stays", appID, err, app.StagingDir)
 		}
-		if err := staging.Delete(ctx, appID); err != nil {
-			return fmt.Errorf("%s killed, but its staging directory %s stays: %w", appID, app.StagingDir, err)
+		if err := awaitAMStopped(ctx, tracking); err != nil {
+			return fmt.Errorf("%s killed, but its AM has not stopped; its staging directory %s stays: %w", appID, app.StagingDir, err)
+		}
+		if err := removeStagingForGood(ctx, out, staging, appID, app.StagingDir); err != nil {
+			return fmt.Errorf("%s killed, but its staging directory %s may stay: %w", appID, app.StagingDir, err)
 		}
 		fmt.Fprintf(out, "Killed %s; staging directory %s removed\n", appID, app.StagingDir)
 		return nil

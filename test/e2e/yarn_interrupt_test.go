@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"regexp"
@@ -64,6 +65,15 @@ func TestYARNInterrupt(t *testing.T) {
 			t.Fatalf("%s is %v after the interrupt, want KILLED", r.app, state)
 		}
 		waitStagingGone(t, r)
+		// YARN reports KILLED before its containers have stopped; one that writes late
+		// (the AM's last state, a snapshot upload) must not bring the directory back.
+		time.Sleep(5 * time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		dir, st := openStaging(ctx, t, r)
+		if fi, err := st.Stat(ctx, r.app); !errors.Is(err, storage.ErrNotFound) {
+			t.Fatalf("staging directory %s is back 5 s after tide run removed it (modified %s, err %v)", dir, fi.ModTime.Format(time.RFC3339Nano), err)
+		}
 	})
 }
 
@@ -101,7 +111,12 @@ func waitStagingGone(t *testing.T, r *yarnRun) {
 	defer cancel()
 	dir, st := openStaging(ctx, t, r)
 	testkit.WaitFor(t, "staging directory "+dir+" gone", func() (bool, error) {
-		_, err := st.Stat(ctx, r.app)
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second) // each check its own
+		defer cancel()
+		fi, err := st.Stat(ctx, r.app)
+		if err == nil {
+			err = fmt.Errorf("still there (modified %s)", fi.ModTime.Format(time.RFC3339Nano))
+		}
 		return errors.Is(err, storage.ErrNotFound), err
 	})
 }

@@ -1,0 +1,85 @@
+package tidecli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"time"
+
+	"github.com/tidestream/tide/storage"
+)
+
+// After tide run --cancel-on-exit kills an application, YARN reports it KILLED before its
+// NodeManagers have stopped the containers. A container still running may write into the
+// staging directory, where the checkpoints live by default: the AM persists its state as
+// it stops, a TaskManager finishes uploading a snapshot. Any such write recreates the
+// directory tide run just removed. So tide run waits for the AM to stop answering, removes
+// the directory, and removes it again if it reappears within stagingQuiet.
+
+// stagingQuiet is how long the removed staging directory must stay gone.
+var stagingQuiet = 3 * time.Second
+
+// stagingPoll is how often the AM and the staging directory are checked.
+var stagingPoll = 250 * time.Millisecond
+
+// awaitAMStopped waits until the AM's REST address (base, the application's original
+// tracking URL) stops answering, which it does after its last write. It returns at once
+// when there is no address; ctx bounds the wait.
+func awaitAMStopped(ctx context.Context, base string) error {
+	if base == "" {
+		return nil
+	}
+	c := &http.Client{Timeout: 2 * time.Second}
+	for {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"/config", nil)
+		if err != nil {
+			return fmt.Errorf("the AM's address %q: %w", base, err)
+		}
+		resp, err := c.Do(req)
+		if err != nil {
+			if ctx.Err() != nil {
+				return fmt.Errorf("the AM at %s still answers: %w", base, ctx.Err())
+			}
+			return nil // nothing answers: the AM has stopped
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("the AM at %s still answers: %w", base, ctx.Err())
+		case <-time.After(stagingPoll):
+		}
+	}
+}
+
+// removeStagingForGood deletes the application's staging directory (name under st, the
+// staging root) and deletes it again whenever it reappears before it has stayed gone for
+// stagingQuiet. It says on out when it had to delete again.
+func removeStagingForGood(ctx context.Context, out io.Writer, st storage.Storage, name, dir string) error {
+	if err := st.Delete(ctx, name); err != nil {
+		return err
+	}
+	goneSince := time.Now()
+	for time.Since(goneSince) < stagingQuiet {
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("waiting for it to stay gone: %w", ctx.Err())
+		case <-time.After(stagingPoll):
+		}
+		_, err := st.Stat(ctx, name)
+		switch {
+		case errors.Is(err, storage.ErrNotFound):
+			continue
+		case err != nil:
+			return fmt.Errorf("checking it stays gone: %w", err)
+		}
+		fmt.Fprintf(out, "Staging directory %s reappeared (a container YARN had not stopped yet wrote into it); removing it again\n", dir)
+		if err := st.Delete(ctx, name); err != nil {
+			return err
+		}
+		goneSince = time.Now()
+	}
+	return nil
+}

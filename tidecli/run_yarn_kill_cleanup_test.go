@@ -1,0 +1,110 @@
+package tidecli
+
+import (
+	"bytes"
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tidestream/tide/storage"
+)
+
+// The AM is waited for while it answers, and not at all once nothing listens.
+func TestAwaitAMStopped(t *testing.T) {
+	defer setStagingTimes(50*time.Millisecond, time.Second)()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "unauthorized", http.StatusUnauthorized) // an answer all the same
+	}))
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	err := awaitAMStopped(ctx, srv.URL)
+	cancel()
+	if err == nil || !strings.Contains(err.Error(), "still answers") {
+		t.Fatalf("an AM that answers: %v, want a timeout saying it still answers", err)
+	}
+	stopped := make(chan time.Time, 1)
+	go func() { time.Sleep(400 * time.Millisecond); at := time.Now(); srv.Close(); stopped <- at }()
+	if err := awaitAMStopped(context.Background(), srv.URL); err != nil {
+		t.Fatal(err)
+	}
+	returned := time.Now()
+	if at := <-stopped; returned.Before(at) {
+		t.Fatalf("returned %s before the AM stopped", at.Sub(returned))
+	}
+	if err := awaitAMStopped(context.Background(), ""); err != nil {
+		t.Fatalf("no address: %v", err)
+	}
+}
+
+// A staging directory a late container writes into again is removed again; one that
+// stays gone is removed once and nothing more is said.
+func TestRemoveStagingForGood(t *testing.T) {
+	defer setStagingTimes(20*time.Millisecond, 500*time.Millisecond)()
+	for _, tc := range []struct {
+		name      string
+		rewrites  int
+		wantAgain int
+	}{
+		{"stays gone", 0, 0},
+		{"written once more", 1, 1},
+		{"written twice more", 2, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := context.Background()
+			st, err := storage.Open(ctx, "file://"+t.TempDir(), storage.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer st.Close()
+			const app = "application_1_0001"
+			put(t, st, app+"/chk-1/_metadata")
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				for i := 0; i < tc.rewrites; i++ {
+					for { // until the directory is gone, then write into it as a late TaskManager would
+						if _, err := st.Stat(ctx, app); err != nil {
+							break
+						}
+						time.Sleep(5 * time.Millisecond)
+					}
+					time.Sleep(100 * time.Millisecond)
+					put(t, st, app+"/chk-2/state")
+				}
+			}()
+			var out bytes.Buffer
+			if err := removeStagingForGood(ctx, &out, st, app, "hdfs://nn/.tide/"+app); err != nil {
+				t.Fatal(err)
+			}
+			<-done
+			if _, err := st.Stat(ctx, app); err == nil {
+				t.Fatalf("%s is there after removeStagingForGood", app)
+			}
+			if n := strings.Count(out.String(), "reappeared"); n != tc.wantAgain {
+				t.Fatalf("said it reappeared %d times, want %d:\n%s", n, tc.wantAgain, out.String())
+			}
+		})
+	}
+}
+
+func put(t *testing.T, st storage.Storage, name string) {
+	w, err := st.Create(context.Background(), name)
+	if err != nil {
+		t.Error(err)
+		return
+	}
+	if _, err := w.Write([]byte("x")); err != nil {
+		t.Error(err)
+	}
+	if err := w.Commit(context.Background()); err != nil {
+		t.Error(err)
+	}
+}
+
+func setStagingTimes(poll, quiet time.Duration) (restore func()) {
+	p, q := stagingPoll, stagingQuiet
+	stagingPoll, stagingQuiet = poll, quiet
+	return func() { stagingPoll, stagingQuiet = p, q }
+}
