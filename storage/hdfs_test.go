@@ -217,6 +217,7 @@ func (w testWriter) Write(p []byte) (int, error) {
 
 func TestHDFSSafeMode(t *testing.T) {
 	env := hadooptest.Require(t)
+	env.Disrupt(t)
 	ctx := context.Background()
 	logger, _ := newRetryWatcher(t)
 	short := storage.RetryPolicy{Attempts: 3, InitialBackoff: 50 * time.Millisecond, MaxBackoff: 100 * time.Millisecond}
@@ -259,6 +260,7 @@ func TestHDFSSafeMode(t *testing.T) {
 
 func TestHDFSNamenodeRestart(t *testing.T) {
 	env := hadooptest.Require(t)
+	env.Disrupt(t)
 	ctx := context.Background()
 	logger, _ := newRetryWatcher(t)
 	short := storage.RetryPolicy{Attempts: 3, InitialBackoff: 50 * time.Millisecond, MaxBackoff: 100 * time.Millisecond}
@@ -351,6 +353,7 @@ func TestHDFSNoSuchNamenode(t *testing.T) {
 
 func TestHDFSReadAcrossDatanodeRestart(t *testing.T) {
 	env := hadooptest.Require(t)
+	env.Disrupt(t)
 	ctx := context.Background()
 	logger, _ := newRetryWatcher(t)
 	s := newHDFS(t, env, storage.Options{Logger: logger,

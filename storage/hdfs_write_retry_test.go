@@ -202,6 +202,7 @@ func checkUploadOutcome(ctx context.Context, t *testing.T, s storage.Storage, da
 // had, so at most the broken block is sent twice.
 func TestHDFSWriteAcrossDatanodeRestart(t *testing.T) {
 	env := hadooptest.Require(t)
+	env.Disrupt(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	logger, _ := newRetryWatcher(t)

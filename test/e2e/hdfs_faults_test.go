@@ -63,6 +63,7 @@ func (h *hdfsJob) mustStillRun(attempt int64) {
 // namenode returns completes, and the output is exact.
 func TestHDFSNamenodeDownDuringCheckpoint(t *testing.T) {
 	env := hadooptest.Require(t)
+	env.Disrupt(t)
 	out := t.TempDir()
 	args := []string{"--records", "320000", "--keys", "11", "--rate", "8000", "--output", out}
 	h := startHDFSJob(t, env, examples.CheckableCountName, args, 2, "300 ms", tolerateFailures)

@@ -21,6 +21,7 @@ import (
 // a debug line, which proves the retry happened).
 func TestYARNUploadAcrossDatanodeRestart(t *testing.T) {
 	env := hadooptest.RequireYARN(t)
+	env.Disrupt(t)
 	var r [6]byte
 	_, _ = rand.Read(r[:])
 	rel := "tide-test/yarn-upload-" + hex.EncodeToString(r[:])

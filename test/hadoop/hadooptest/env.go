@@ -45,6 +45,7 @@ var envFile = envfile.File{Service: "HDFS mini-cluster", PathVar: EnvFileVar, De
 	RequireVar: RequireEnvVar, Start: "make hadoop-up"}
 
 // Require returns the running cluster, or skips t (fails it with TIDE_REQUIRE_HADOOP=1).
+// t holds the cluster shared until it ends (see Disrupt).
 func Require(t testing.TB) *Env {
 	t.Helper()
 	e, err := Load()
@@ -57,6 +58,7 @@ func Require(t testing.TB) *Env {
 	if err := e.Command(ctx, "ping"); err != nil {
 		envFile.Missing(t, fmt.Errorf("env file %s is stale: %w", e.Path, err))
 	}
+	e.share(t) // until t ends; a test disrupting the cluster (Disrupt) waits for it
 	return e
 }
 
