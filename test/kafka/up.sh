@@ -50,6 +50,11 @@ share.coordinator.state.topic.min.isr=1
 group.initial.rebalance.delay.ms=0
 transaction.abort.timed.out.transaction.cleanup.interval.ms=1000
 transaction.max.timeout.ms=900000
+# Tests produce records with fixed timestamps from 2023 (known answers, timestamp starting
+# offsets): the default 7-day time retention would delete them at its next check (every 5
+# min), so a partition read a few seconds after its records were written could start past
+# them. Test data is kept until the broker stops.
+log.retention.ms=-1
 # ACLs: PLAINTEXT clients (and the controller) are User:ANONYMOUS, a super user, so tests on
 # the PLAINTEXT port see no authorization at all; the SASL/PLAIN port knows the user
 # $KAFKA_SASL_USER, who may do only what a test grants with ACLs.
