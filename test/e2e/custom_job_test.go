@@ -28,6 +28,7 @@ func TestWriteYourOwnJob(t *testing.T) {
 	}
 	dir := t.TempDir()
 	// Offline: the module cache holds tide's dependencies and go.sum their checksums.
+	// .ci/go-modules-for-own-job.sh (make test runs it first) fetches what such a build reads.
 	env := append(os.Environ(), "TIDE_SRC="+src, "GOPROXY=off", "GOSUMDB=off", "GOFLAGS=")
 	out := runScript(t, dir, env, local, 10*time.Minute)
 	job := filepath.Join(dir, "frauddetection")
@@ -68,7 +69,11 @@ func runScript(t *testing.T, dir string, env []string, script string, timeout ti
 	cmd.Dir, cmd.Env = dir, env
 	out, err := cmd.CombinedOutput()
 	if err != nil {
-		t.Fatalf("README commands failed: %v\n---- script\n%s---- output\n%s", err, script, out)
+		hint := ""
+		if strings.Contains(string(out), "module lookup disabled by GOPROXY=off") {
+			hint = "\nThe Go module cache lacks a module this offline build reads: .ci/go-modules-for-own-job.sh fetches them (make test runs it first)."
+		}
+		t.Fatalf("README commands failed: %v\n---- script\n%s---- output\n%s%s", err, script, out, hint)
 	}
 	return string(out)
 }
