@@ -65,7 +65,9 @@ func newEnumerator(name string, cfg enumConfig, restored []byte, parallelism int
 // Start runs the first discovery (bounded by the startup timeout; its failure fails the
 // attempt) and then discovers periodically until ctx ends.
 func (e *enumerator) Start(ctx context.Context) error {
-	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(e.cfg.brokers...)}, e.cfg.opts...)...)
+	// kadm answers from the client's metadata cache, kept for MetadataMinAge (franz-go: 5 s):
+	// a short one lets each discovery see partitions added since the last.
+	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(e.cfg.brokers...), kgo.MetadataMinAge(discoveryMetadataAge)}, e.cfg.opts...)...)
 	if err != nil {
 		return fmt.Errorf("kafka source %q: %w", e.name, err)
 	}

@@ -17,6 +17,17 @@ const (
 	DefaultStartupTimeout    = 30 * time.Second
 )
 
+// Client settings of a Source's franz-go clients that differ from franz-go's defaults
+// (ClientOptions may set them again).
+const (
+	// fetchMaxWait is how long a reader's fetch waits at the broker for records: Kafka's
+	// fetch.max.wait.ms default (franz-go's kgo.FetchMaxWait is 5 s).
+	fetchMaxWait = 500 * time.Millisecond
+	// discoveryMetadataAge is how long the enumerator trusts the metadata it read
+	// (franz-go's kgo.MetadataMinAge is 5 s).
+	discoveryMetadataAge = 250 * time.Millisecond
+)
+
 // Source configures FromKafka.
 type Source[T any] struct {
 	// Brokers are the bootstrap servers, host:port.

@@ -189,6 +189,7 @@ func TestSourceReadsDiscoversAndRestores(t *testing.T) {
 	}
 
 	// A partition added while running.
+	added := time.Now()
 	resp, err := e.Admin(t).CreatePartitions(bg, 1, topic)
 	if err == nil {
 		err = resp.Error()
@@ -199,6 +200,7 @@ func TestSourceReadsDiscoversAndRestores(t *testing.T) {
 	second := values("b", 0, 8)
 	produce(t, e, topic, 4, second, base)
 	rig.waitAll(append(slices.Clone(first), second...))
+	t.Logf("a partition added while running was read %s after it was created", time.Since(added).Round(time.Millisecond))
 
 	enumState, splits := rig.snapshot(1)
 	if len(splits) != 4 {
