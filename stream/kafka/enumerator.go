@@ -65,8 +65,8 @@ func newEnumerator(name string, cfg enumConfig, restored []byte, parallelism int
 // Start runs the first discovery (bounded by the startup timeout; its failure fails the
 // attempt) and then discovers periodically until ctx ends.
 func (e *enumerator) Start(ctx context.Context) error {
-	// kadm answers from the client's metadata cache, kept for MetadataMinAge (franz-go: 5 s):
-	// a short one lets each discovery see partitions added since the last.
+	// kadm (topics for discovery, leaders for offsets) answers from the client's metadata
+	// cache, kept for MetadataMinAge: a short one lets each discovery see new partitions.
 	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(e.cfg.brokers...), kgo.MetadataMinAge(discoveryMetadataAge)}, e.cfg.opts...)...)
 	if err != nil {
 		return fmt.Errorf("kafka source %q: %w", e.name, err)

@@ -52,8 +52,8 @@ func newReader[T any](name string, cfg *Source[T], rc stream.ReaderContext) *rea
 }
 
 func (r *reader[T]) Start(context.Context) error {
-	// A partition added while a fetch is parked at the broker joins the next fetch: Kafka's
-	// fetch.max.wait.ms default (500 ms) rather than franz-go's 5 s bounds how late it is read.
+	// A partition added while a fetch is parked at the broker joins the next fetch, so
+	// fetchMaxWait bounds how late it is read.
 	opts := []kgo.Opt{kgo.SeedBrokers(r.cfg.Brokers...), kgo.ConsumePartitions(r.assignment(r.added)), kgo.FetchMaxWait(fetchMaxWait)}
 	if !r.cfg.ReadUncommitted {
 		opts = append(opts, kgo.FetchIsolationLevel(kgo.ReadCommitted()))
