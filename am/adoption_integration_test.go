@@ -8,6 +8,7 @@ import (
 	"net"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -62,7 +63,8 @@ func TestAMFailoverAdoptsRunningTasks(t *testing.T) {
 		ams = append(ams, next)
 		after := testkit.WaitRunningAt(t, next.getJSON, jobID, 2)
 		if after.Attempt != d.Attempt || after.RestoreFrom != 0 {
-			t.Fatalf("after AM kill %d: attempt %d restored from %d; want attempt %d adopted (no restore)", kill, after.Attempt, after.RestoreFrom, d.Attempt)
+			t.Fatalf("after AM kill %d: attempt %d restored from %d; want attempt %d adopted (no restore); the AM's failover decision: %s",
+				kill, after.Attempt, after.RestoreFrom, d.Attempt, failoverDecision(after.LastFailover))
 		}
 		var ex api.JobExceptions
 		if err := next.getJSON("/jobs/"+jobID+"/exceptions", &ex); err != nil {
@@ -84,6 +86,14 @@ func TestAMFailoverAdoptsRunningTasks(t *testing.T) {
 		t.Fatal("job did not finish")
 	}
 	testkit.CheckExactOutput(t, out, args)
+}
+
+// failoverDecision says how an AM took over the job, for a failure message.
+func failoverDecision(f *api.LastFailover) string {
+	if f == nil {
+		return "none (the AM found no deployment to take over)"
+	}
+	return fmt.Sprintf("%s attempt %d, %d of %d subtasks reported, reason %q", f.Outcome, f.Attempt, f.ReportedSubtasks, f.TotalSubtasks, f.Reason)
 }
 
 // waitDeploymentDurable waits until the AM state in the checkpoint directory dir records
@@ -230,8 +240,36 @@ type proxy struct {
 	ln    net.Listener
 	mu    sync.Mutex
 	to    string
-	conns []net.Conn
+	links []*proxyLink
 	held  bool // connections are closed as they come (see hold)
+}
+
+// proxyLink is one TaskManager connection through the proxy. Once dead, nothing the AM
+// sends reaches the TaskManager any more: a cut silences every link before it closes
+// any, so an AM that sees one TaskManager go cannot still tell the others anything (a
+// killed process does not react to its connections closing).
+type proxyLink struct {
+	down, up net.Conn // the TaskManager's side, the AM's side
+	dead     atomic.Bool
+}
+
+// forward copies what the AM sends to the TaskManager until the link dies.
+func (l *proxyLink) forward() {
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := l.up.Read(buf)
+		if l.dead.Load() {
+			return
+		}
+		if n > 0 {
+			if _, werr := l.down.Write(buf[:n]); werr != nil {
+				return
+			}
+		}
+		if err != nil {
+			return
+		}
+	}
 }
 
 // hold closes every connection now and every new one until release: the TaskManagers
@@ -290,10 +328,11 @@ func (p *proxy) serve(c net.Conn) {
 		c.Close()
 		return
 	}
-	p.conns = append(p.conns, c, up)
+	l := &proxyLink{down: c, up: up}
+	p.links = append(p.links, l)
 	p.mu.Unlock()
 	go func() { _, _ = io.Copy(up, c); up.Close() }()
-	_, _ = io.Copy(c, up)
+	l.forward()
 	c.Close()
 }
 
@@ -304,12 +343,16 @@ func (p *proxy) cut() {
 	p.closeAll()
 }
 
-// closeAll breaks every connection through the proxy.
+// closeAll breaks every connection through the proxy: all fall silent first, then close.
 func (p *proxy) closeAll() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	for _, c := range p.conns {
-		c.Close()
+	for _, l := range p.links {
+		l.dead.Store(true)
 	}
-	p.conns = nil
+	for _, l := range p.links {
+		l.down.Close()
+		l.up.Close()
+	}
+	p.links = nil
 }
