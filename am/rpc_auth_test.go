@@ -133,14 +133,19 @@ func body(r *restAM, t *testing.T) []byte {
 }
 
 // TestRPCTaskManagerRefusesAMWithoutSecret: a TaskManager that holds a secret does not serve
-// an AM that cannot prove it (here a loopback AM without one); without secrets on both sides,
-// loopback keeps working.
+// an AM that cannot prove it (here a loopback AM without one), and leaves before registering:
+// the AM never counts its slot (it once did, deployed onto it as the next TaskManager came,
+// and the job failed); without secrets on both sides, loopback keeps working.
 func TestRPCTaskManagerRefusesAMWithoutSecret(t *testing.T) {
-	r := startRESTAM(t, restAMOptions{endless: true})
+	logs := &syncBuffer{}
+	r := startRESTAM(t, restAMOptions{endless: true, logger: slog.New(slog.NewTextHandler(logs, nil))})
 	done, _ := runTM(t, r.am.RPCAddr(), "tm-strict", secretA)
 	err := waitTMErr(t, done)
 	if !errors.Is(err, worker.ErrRejected) || !strings.Contains(err.Error(), "did not prove it holds the internal secret") {
 		t.Fatalf("TaskManager with a secret against an AM without one ended with %v", err)
+	}
+	if strings.Contains(logs.String(), "taskmanager=tm-strict") {
+		t.Fatalf("the AM registered the TaskManager that refused it:\n%s", logs.String())
 	}
 	done, _ = runTM(t, r.am.RPCAddr(), "tm-open", nil)
 	deadline := time.Now().Add(30 * time.Second)
@@ -154,5 +159,8 @@ func TestRPCTaskManagerRefusesAMWithoutSecret(t *testing.T) {
 			t.Fatal("TaskManager without a secret on loopback never registered")
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+	if strings.Contains(logs.String(), "tm-strict") {
+		t.Fatalf("the AM counted the TaskManager that refused it:\n%s", logs.String())
 	}
 }

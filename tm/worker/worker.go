@@ -176,7 +176,23 @@ func (c *connection) close() {
 	_ = c.cc.Close()
 }
 
-// connect dials the AM, registers and waits for the answer.
+// register sends the Register message on c's new stream, with the subtasks kept from a
+// lost AM.
+func (w *worker) register(c *connection) error {
+	register := &rpc.Register{TaskManagerId: w.cfg.ID, NodeId: w.cfg.NodeID, Slots: int32(w.cfg.Slots),
+		BuildId: w.cfg.BuildID, DataAddress: w.plane.Addr()}
+	if h := w.held; h != nil {
+		h.relay.with(func(b *taskBook) {
+			c.reported = b.report()
+			register.FailoverHighestCheckpoint = b.highestCheckpoint
+		})
+		register.FailoverTasks, register.FailoverJobId = c.reported, h.jobID
+	}
+	return c.stream.Send(&rpc.TaskManagerMessage{Kind: &rpc.TaskManagerMessage_Register{Register: register}})
+}
+
+// connect dials the AM, checks its proof of the internal secret (when this TaskManager
+// holds one), registers and waits for the answer.
 func (w *worker) connect(ctx context.Context) (*connection, error) {
 	cc, err := grpc.NewClient(w.am, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
@@ -199,19 +215,26 @@ func (w *worker) connect(ctx context.Context) (*connection, error) {
 		return nil, fmt.Errorf("open stream to AM %s: %w", w.am, err)
 	}
 	c.stream = stream
-	register := &rpc.Register{TaskManagerId: w.cfg.ID, NodeId: w.cfg.NodeID, Slots: int32(w.cfg.Slots),
-		BuildId: w.cfg.BuildID, DataAddress: w.plane.Addr()}
-	if h := w.held; h != nil {
-		h.relay.with(func(b *taskBook) {
-			c.reported = b.report()
-			register.FailoverHighestCheckpoint = b.highestCheckpoint
-		})
-		register.FailoverTasks, register.FailoverJobId = c.reported, h.jobID
+	refused := false // the AM ended the stream at once: Recv below says why
+	if proof != nil {
+		// Check the AM's proof (its headers, sent before it reads anything) before
+		// registering: an AM that cannot prove the secret must not count this
+		// TaskManager's slots, even for the moment until it notices the stream close.
+		timer := time.AfterFunc(registrationReplyTimeout, cancel)
+		hdr, _ := stream.Header()
+		timer.Stop()
+		if hdr == nil {
+			refused = true
+		} else if err := proof.CheckServer(hdr, w.am); err != nil {
+			c.close()
+			return nil, fmt.Errorf("TaskManager %s: %w: %w", w.cfg.ID, ErrRejected, err)
+		}
 	}
-	err = stream.Send(&rpc.TaskManagerMessage{Kind: &rpc.TaskManagerMessage_Register{Register: register}})
-	if err != nil {
-		c.close()
-		return nil, fmt.Errorf("register with AM %s: %w", w.am, err)
+	if !refused {
+		if err := w.register(c); err != nil {
+			c.close()
+			return nil, fmt.Errorf("register with AM %s: %w", w.am, err)
+		}
 	}
 	timer := time.AfterFunc(registrationReplyTimeout, cancel)
 	first, err := stream.Recv()
@@ -226,17 +249,6 @@ func (w *worker) connect(ctx context.Context) (*connection, error) {
 	}
 	switch k := first.GetKind().(type) {
 	case *rpc.JobManagerMessage_Registered:
-		if proof != nil {
-			// Headers arrived before the first message: check the AM proved the secret.
-			hdr, herr := stream.Header()
-			if herr == nil {
-				herr = proof.CheckServer(hdr, w.am)
-			}
-			if herr != nil {
-				c.close()
-				return nil, fmt.Errorf("TaskManager %s: %w: %w", w.cfg.ID, ErrRejected, herr)
-			}
-		}
 		c.registered = k.Registered
 		return c, nil
 	case *rpc.JobManagerMessage_Rejected:
