@@ -63,8 +63,8 @@ func TestAMFailoverAdoptsRunningTasks(t *testing.T) {
 		ams = append(ams, next)
 		after := testkit.WaitRunningAt(t, next.getJSON, jobID, 2)
 		if after.Attempt != d.Attempt || after.RestoreFrom != 0 {
-			t.Fatalf("after AM kill %d: attempt %d restored from %d; want attempt %d adopted (no restore); the AM's failover decision: %s",
-				kill, after.Attempt, after.RestoreFrom, d.Attempt, failoverDecision(after.LastFailover))
+			t.Fatalf("after AM kill %d: attempt %d restored from %d; want attempt %d adopted (no restore); lastFailover %+v",
+				kill, after.Attempt, after.RestoreFrom, d.Attempt, after.LastFailover)
 		}
 		var ex api.JobExceptions
 		if err := next.getJSON("/jobs/"+jobID+"/exceptions", &ex); err != nil {
@@ -86,14 +86,6 @@ func TestAMFailoverAdoptsRunningTasks(t *testing.T) {
 		t.Fatal("job did not finish")
 	}
 	testkit.CheckExactOutput(t, out, args)
-}
-
-// failoverDecision says how an AM took over the job, for a failure message.
-func failoverDecision(f *api.LastFailover) string {
-	if f == nil {
-		return "none (the AM found no deployment to take over)"
-	}
-	return fmt.Sprintf("%s attempt %d, %d of %d subtasks reported, reason %q", f.Outcome, f.Attempt, f.ReportedSubtasks, f.TotalSubtasks, f.Reason)
 }
 
 // waitDeploymentDurable waits until the AM state in the checkpoint directory dir records

@@ -31,13 +31,11 @@ func rejectedMsg(reason string) *rpc.JobManagerMessage {
 // reason, is the TaskManager's loss.
 func (r *rpcServer) Connect(stream rpc.JobManager_ConnectServer) error {
 	a := r.am
-	if !a.cfg.InternalSecret.Set() {
-		// The headers go out before the AM reads anything, as the authenticating
-		// interceptor sends its proof: a TaskManager that holds a secret checks them and
-		// leaves before registering, so this AM never counts slots that will not serve it.
-		if err := stream.SendHeader(metadata.MD{}); err != nil {
-			return err
-		}
+	// The headers (with the proof of the internal secret, when the AM has one) go out
+	// before the AM reads anything: a TaskManager that holds a secret checks them and
+	// leaves before registering, so this AM never counts slots that will not serve it.
+	if err := stream.SendHeader(metadata.MD{}); err != nil {
+		return err
 	}
 	first, err := stream.Recv()
 	if err != nil {

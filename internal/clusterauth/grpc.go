@@ -55,7 +55,9 @@ func (a *ServerAuth) stream(srv any, ss grpc.ServerStream, info *grpc.StreamServ
 	if err != nil {
 		return err
 	}
-	if err := ss.SendHeader(metadata.Pairs(mdServerProof, hex.EncodeToString(a.secret.Proof(labelServer, nonce)))); err != nil {
+	// Set, not sent: the proof goes out with the stream's headers, whenever the handler
+	// sends them (the AM's Connect sends them before it reads anything).
+	if err := ss.SetHeader(metadata.Pairs(mdServerProof, hex.EncodeToString(a.secret.Proof(labelServer, nonce)))); err != nil {
 		return err
 	}
 	return h(srv, ss)
