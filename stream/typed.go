@@ -1,6 +1,9 @@
 package stream
 
-import "fmt"
+import (
+	"fmt"
+	"reflect"
+)
 
 // The runtime's Collector takes records as `any`: boxing a record that is not pointer-shaped
 // (a struct, a string, an int64 past 255) allocates. The operators built here know their
@@ -114,6 +117,10 @@ type typedOutput[T any] struct {
 	hash   []func(T) uint64 // nil entries: not keyed
 	hashes []uint64
 	buf    []byte
+	// side routes the records through a SideRouter, encoded only for consumers in another
+	// process (nil: T is not a value type, or r is no SideRouter; see side_car.go).
+	side *sideOutput[T]
+	sr   SideRouter
 }
 
 func (e erased[T]) outputCollector(r RecordRouter, outs []VertexOutput) Collector {
@@ -130,18 +137,25 @@ func (e erased[T]) outputCollector(r RecordRouter, outs []VertexOutput) Collecto
 			panic(fmt.Sprintf("stream: output %s hashes %T, records are %T", out.To, h, *new(T)))
 		}
 	}
+	if sr, ok := r.(SideRouter); ok && valueOnly(reflect.TypeFor[T]()) {
+		o.sr, o.side = sr, &sideOutput[T]{o: o}
+	}
 	return o
 }
 
 func (o *typedOutput[T]) Collect(v any, ts int64) error { return o.collectTyped(v.(T), ts) }
 
 func (o *typedOutput[T]) collectTyped(v T, ts int64) error {
-	o.buf = o.codec.Append(o.buf[:0], v)
+	if s := o.side; s != nil {
+		s.pending, s.encoded = v, false
+		return o.sr.RouteRecord(ts, s)
+	}
 	for i, h := range o.hash {
 		if h != nil {
 			o.hashes[i] = h(v)
 		}
 	}
+	o.buf = o.codec.Append(o.buf[:0], v)
 	return o.r.Route(ts, o.buf, o.hashes)
 }
 
@@ -159,6 +173,9 @@ type RecordBatch interface {
 	// the key group its sender routed it by (negative: none). A keyed operator at the head
 	// of out's chain takes it instead of hashing the key again; any other gets EmitRange.
 	EmitRangeKeyed(from, to int, ts []int64, kgs []int32, out Collector) error
+	// TakeSide adds record idx of side, a side car a typed output of this input's record
+	// type filled (side_car.go), and returns its index in the batch.
+	TakeSide(side any, idx int) (int, error)
 	// Reset empties the batch for reuse (dropping its references to records).
 	Reset()
 }

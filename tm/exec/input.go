@@ -47,7 +47,7 @@ type inputChan struct {
 }
 
 // maxBatch bounds the records one channel hands to the task at once.
-const maxBatch = 256
+const maxBatch = 1024
 
 // batch is what one channel hands to the task at once: events in order and the records
 // they carry, decoded unboxed, with their timestamps.
@@ -127,7 +127,7 @@ func (c *inputChan) read(ctx context.Context, events chan<- *batch) {
 		full    bool  // the batch holds maxBatch records: hand it on
 	)
 	var bytesIn int64 // published once per network buffer
-	handle := func(raw []byte) bool {
+	handle := func(raw []byte, side any) bool {
 		bytesIn += int64(len(raw))
 		var m message
 		switch {
@@ -135,6 +135,10 @@ func (c *inputChan) read(ctx context.Context, events chan<- *batch) {
 			m = message{tag: tagRecord, ts: noTimestamp, kg: noKeyGroup, payload: raw[1:]}
 		case len(raw) > 1 && raw[0] == tagKeyedRecord && raw[1] < 0x80:
 			m = message{tag: tagKeyedRecord, ts: noTimestamp, kg: int32(raw[1]), payload: raw[2:]}
+		case len(raw) > 0 && raw[0] == tagRecord|tagSide:
+			m = message{tag: tagRecord, ts: noTimestamp, kg: noKeyGroup, side: true, payload: raw[1:]}
+		case len(raw) > 1 && raw[0] == tagKeyedRecord|tagSide && raw[1] < 0x80:
+			m = message{tag: tagKeyedRecord, ts: noTimestamp, kg: int32(raw[1]), side: true, payload: raw[2:]}
 		default:
 			var err error
 			if m, err = parseMessage(raw); err != nil {
@@ -145,7 +149,15 @@ func (c *inputChan) read(ctx context.Context, events chan<- *batch) {
 		ev := event{input: c.idx, ts: m.ts}
 		switch m.tag {
 		case tagRecord, tagRecordTs, tagKeyedRecord, tagKeyedRecordTs:
-			i, err := b.recs.Decode(m.payload)
+			var i int
+			var err error
+			if m.side {
+				if i, err = sideIndex(m.payload); err == nil {
+					i, err = b.recs.TakeSide(side, i)
+				}
+			} else {
+				i, err = b.recs.Decode(m.payload)
+			}
 			if err != nil {
 				failed = fmt.Errorf("decoding a record from %s: %w", c.in.ID(), err)
 				return false

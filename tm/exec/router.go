@@ -15,8 +15,11 @@ import (
 type edgeOut struct {
 	spec stream.VertexOutput
 	outs []*netplane.Output
-	p    int // consumer parallelism
-	maxP int // consumer maxParallelism
+	// local[k]: outs[k]'s consumer is in this TaskManager, so typed records of a value type
+	// reach it in the buffer's side car, unencoded (RouteRecord).
+	local []bool
+	p     int // consumer parallelism
+	maxP  int // consumer maxParallelism
 	// owners maps a key group to the consumer subtask owning it (the AM's placement);
 	// nil: the equal split.
 	owners []int32
@@ -59,6 +62,18 @@ func (r *router) Collect(v any, ts int64) error {
 // Route writes one encoded record to the consumer each edge picks; hashes[i] is the key
 // hash of edges[i]'s record. On a HASH edge the record's header carries its key group.
 func (r *router) Route(ts int64, payload []byte, hashes []uint64) error {
+	return r.route(ts, payload, nil, hashes)
+}
+
+// RouteRecord is Route of a typed record (stream.SideRouter): a consumer in this TaskManager
+// gets it in the buffer's side car, unencoded; rec is encoded, once, only for the others.
+func (r *router) RouteRecord(ts int64, rec stream.PendingRecord) error {
+	return r.route(ts, nil, rec, nil)
+}
+
+// route writes one record, payload with its key hashes or rec, to the consumer each edge
+// picks.
+func (r *router) route(ts int64, payload []byte, rec stream.PendingRecord, hashes []uint64) error {
 	if len(r.edges) == 0 {
 		return nil
 	}
@@ -69,7 +84,19 @@ func (r *router) Route(ts int64, payload []byte, hashes []uint64) error {
 		target := 0
 		switch e.spec.Kind {
 		case jobgraph.Hash:
-			kg := jobgraph.KeyGroupFor(hashes[i], e.maxP)
+			if rec != nil && len(e.outs) == 1 && e.local[0] {
+				// One consumer, in this TaskManager: the record needs no key group to be
+				// routed, and its keyed operator hashes it on its own goroutine rather than
+				// this one (records without a key group in their header).
+				break
+			}
+			var h uint64
+			if rec != nil {
+				h = rec.KeyHash(i)
+			} else {
+				h = hashes[i]
+			}
+			kg := jobgraph.KeyGroupFor(h, e.maxP)
 			if e.owners != nil {
 				target = int(e.owners[kg])
 			} else {
@@ -84,16 +111,33 @@ func (r *router) Route(ts int64, payload []byte, hashes []uint64) error {
 				e.rr = 0
 			}
 		}
-		if hdr == nil {
-			if len(r.buf) == 0 {
-				r.buf = appendRecordHeader(r.buf, ts)
+		o := e.outs[target]
+		var err error
+		if rec != nil && e.local[target] {
+			// The side-car header is built apart: r.buf is shared by the edges.
+			if hdr == nil {
+				r.kbuf = appendRecordHeader(r.kbuf[:0], ts)
+				hdr = r.kbuf
 			}
-			hdr = r.buf
+			hdr[0] |= tagSide
+			err = o.WriteSide(r.ctx, hdr, rec)
+			bytes += len(hdr)
+		} else {
+			if hdr == nil {
+				if len(r.buf) == 0 {
+					r.buf = appendRecordHeader(r.buf, ts)
+				}
+				hdr = r.buf
+			}
+			if payload == nil {
+				payload = rec.Encode()
+			}
+			err = o.WriteRecord(r.ctx, hdr, payload)
+			bytes += len(hdr) + len(payload)
 		}
-		if err := e.outs[target].WriteRecord(r.ctx, hdr, payload); err != nil {
-			return fmt.Errorf("writing to %s: %w", e.outs[target].ID(), err)
+		if err != nil {
+			return fmt.Errorf("writing to %s: %w", o.ID(), err)
 		}
-		bytes += len(hdr) + len(payload)
 	}
 	r.sent++
 	if r.m.on {

@@ -239,6 +239,7 @@ func (t *task) openOutputs(ctx context.Context) error {
 				o.SetBeforeWait(func() { t.router.sendOthers(o) })
 			}
 			e.outs = append(e.outs, o)
+			e.local = append(e.local, o.Local())
 			all = append(all, o)
 		}
 		t.router.edges = append(t.router.edges, e)

@@ -31,6 +31,20 @@ const (
 	noKeyGroup            = -1
 )
 
+// A record whose body travels unencoded in its network buffer's side car (its consumer is
+// in the same TaskManager: stream/side_car.go, netplane.Output.WriteSide) has tagSide added
+// to its tag, and its payload is its uvarint index in the side car.
+const tagSide byte = 0x10
+
+// sideIndex reads the payload of a side-car record: its index in the side car.
+func sideIndex(payload []byte) (int, error) {
+	v, n := binary.Uvarint(payload)
+	if n <= 0 || n != len(payload) || v > 1<<31 {
+		return 0, fmt.Errorf("record: bad side-car index %x", payload)
+	}
+	return int(v), nil
+}
+
 func appendRecordHeader(dst []byte, ts int64) []byte {
 	if ts == noTimestamp {
 		return append(dst, tagRecord)
@@ -65,6 +79,7 @@ type message struct {
 	ts      int64 // record timestamp, watermark, or barrier timestamp
 	id      int64 // barrier checkpoint id
 	kg      int32 // a keyed record's key group (noKeyGroup: none)
+	side    bool  // a side-car record: payload is its index in the buffer's side car
 	payload []byte
 	sp      *SavepointTarget // a savepoint barrier's target
 }
@@ -75,6 +90,14 @@ func parseMessage(b []byte) (message, error) {
 	}
 	m := message{tag: b[0], ts: noTimestamp, kg: noKeyGroup}
 	rest := b[1:]
+	if m.tag&tagSide != 0 {
+		switch base := m.tag &^ tagSide; base {
+		case tagRecord, tagRecordTs, tagKeyedRecord, tagKeyedRecordTs:
+			m.tag, m.side = base, true
+		default:
+			return m, fmt.Errorf("unknown message tag %d (this build knows 0..%d, and records %d..%d with a side car)", m.tag, maxMessageTag, tagSide|tagRecord, tagSide|tagKeyedRecordTs)
+		}
+	}
 	switch m.tag {
 	case tagRecord:
 		m.payload = rest

@@ -326,7 +326,7 @@ func (c *conn) dispatchToInput(f frame) error {
 			c.plane.pool.put(f.payload) // channel already released here
 			return nil
 		}
-		if err := in.deliver(f.payload); err != nil {
+		if err := in.deliver(f.payload, nil); err != nil {
 			in.fail(err, true)
 		}
 		return nil

@@ -16,8 +16,9 @@ type Input struct {
 
 	mu          sync.Mutex
 	changed     chan struct{} // closed and replaced on every state change
-	queue       [][]byte      // received buffers not yet read
+	queue       []received    // received buffers not yet read
 	cur         []byte        // buffer being read
+	curSide     any           // cur's side car (Output.WriteSide), nil if it has none
 	pos         int           // read offset in cur
 	scratch     []byte        // Next's copy of the record it returned
 	bytes       int64         // bytes held in queue and cur
@@ -26,6 +27,12 @@ type Input struct {
 	outstanding int           // credits granted and not yet consumed by a DATA buffer
 	ended       bool          // END received
 	err         error
+}
+
+// received is a buffer delivered to an Input, with its side car (local channels only).
+type received struct {
+	buf  []byte
+	side any
 }
 
 func newInput(p *Plane, id ChannelID) *Input {
@@ -41,7 +48,7 @@ func (i *Input) ID() ChannelID { return i.id }
 // call.
 func (i *Input) Next(ctx context.Context) ([]byte, error) {
 	var rec []byte
-	err := i.ReadRecords(ctx, func(r []byte) bool {
+	err := i.ReadRecords(ctx, func(r []byte, _ any) bool {
 		// Copied out: the buffer goes back to the producer once its last record was read.
 		i.scratch = append(i.scratch[:0], r...)
 		rec = i.scratch
@@ -77,8 +84,8 @@ func (i *Input) awaitLocked(ctx context.Context, credits *int) error {
 			continue
 		}
 		if len(i.queue) > 0 {
-			i.cur, i.pos = i.queue[0], 0
-			i.queue[0] = nil
+			i.cur, i.curSide, i.pos = i.queue[0].buf, i.queue[0].side, 0
+			i.queue[0] = received{}
 			i.queue = i.queue[1:]
 			continue
 		}
@@ -101,13 +108,13 @@ func (i *Input) awaitLocked(ctx context.Context, credits *int) error {
 	}
 }
 
-// ReadRecords hands fn the unread records of the buffer being read, in order, waiting for
-// one to arrive (io.EOF once the producer closed the channel and everything before was
+// ReadRecords hands fn the unread records of the buffer being read, in order, with the
+// buffer's side car (nil when it has none; see Output.WriteSide), waiting for one to arrive (io.EOF once the producer closed the channel and everything before was
 // read; the channel's error once it failed; ctx's error). fn runs without the input's lock, which is taken once per buffer rather than
 // once per record; rec is valid only during the call. fn returning false stops the
 // reading after that record: the rest stay for the next call. The buffer and its credit go
 // back to the producer once its last record was handed out, after fn returned.
-func (i *Input) ReadRecords(ctx context.Context, fn func(rec []byte) bool) error {
+func (i *Input) ReadRecords(ctx context.Context, fn func(rec []byte, side any) bool) error {
 	credits := 0
 	i.mu.Lock()
 	if err := i.awaitLocked(ctx, &credits); err != nil {
@@ -115,7 +122,7 @@ func (i *Input) ReadRecords(ctx context.Context, fn func(rec []byte) bool) error
 	}
 	// Only this goroutine moves cur and pos; a concurrent fail drops cur without recycling
 	// it, so the buffer stays valid here whatever happens meanwhile.
-	buf, pos := i.cur, i.pos
+	buf, side, pos := i.cur, i.curSide, i.pos
 	i.mu.Unlock()
 	var err error
 	for pos < len(buf) {
@@ -125,7 +132,7 @@ func (i *Input) ReadRecords(ctx context.Context, fn func(rec []byte) bool) error
 			break
 		}
 		pos = next
-		if !fn(rec) {
+		if !fn(rec, side) {
 			break
 		}
 	}
@@ -180,7 +187,8 @@ func (i *Input) recycleCurLocked() {
 	i.bytes -= int64(len(i.cur))
 	i.plane.buffered.Add(-int64(len(i.cur)))
 	i.plane.pool.put(i.cur)
-	i.cur, i.pos = nil, 0
+	releaseSide(i.curSide)
+	i.cur, i.curSide, i.pos = nil, nil, 0
 }
 
 func (i *Input) signalLocked() {
@@ -208,13 +216,14 @@ func (i *Input) bind(link consumerLink) error {
 	return nil
 }
 
-// deliver queues a received buffer; ownership of buf passes to the input.
-func (i *Input) deliver(buf []byte) error {
+// deliver queues a received buffer and its side car; ownership of both passes to the input.
+func (i *Input) deliver(buf []byte, side any) error {
 	i.mu.Lock()
 	defer i.mu.Unlock()
 	switch {
 	case i.err != nil:
 		i.plane.pool.put(buf) // released or failed: drop late data
+		releaseSide(side)
 		return nil
 	case i.ended:
 		return fmt.Errorf("%w: channel %s received data after end of stream", ErrProtocol, i.id)
@@ -222,7 +231,7 @@ func (i *Input) deliver(buf []byte) error {
 		return fmt.Errorf("%w: channel %s received a buffer without credit (limit %d buffers)", ErrProtocol, i.id, i.plane.opts.CreditsPerChannel)
 	}
 	i.outstanding--
-	i.queue = append(i.queue, buf)
+	i.queue = append(i.queue, received{buf: buf, side: side})
 	i.bytes += int64(len(buf))
 	i.peak = max(i.peak, i.bytes)
 	i.plane.buffered.Add(int64(len(buf)))
@@ -249,11 +258,13 @@ func (i *Input) fail(err error, notify bool) {
 		return
 	}
 	i.err = err
-	for _, b := range i.queue {
-		i.plane.pool.put(b)
+	for _, r := range i.queue {
+		i.plane.pool.put(r.buf)
+		releaseSide(r.side)
 	}
 	dropped := i.bytes
-	i.queue, i.cur, i.pos, i.bytes = nil, nil, 0, 0 // cur may still be read by the caller: not recycled
+	// cur and its side car may still be read by the caller: not recycled
+	i.queue, i.cur, i.curSide, i.pos, i.bytes = nil, nil, nil, 0, 0
 	i.plane.buffered.Add(-dropped)
 	link, ended := i.producer, i.ended
 	i.signalLocked()

@@ -6,7 +6,7 @@ import "fmt"
 // (remoteProducerLink) or straight into an Input of the same plane
 // (localProducerLink). Output calls it while holding its own lock.
 type producerLink interface {
-	sendData(buf []byte) // ownership of buf passes to the link
+	sendData(buf []byte, side any) // ownership of buf and its side car (local links only) pass to the link
 	sendEnd()
 	sendReset(cause error)
 }
@@ -21,8 +21,8 @@ type consumerLink interface {
 // localProducerLink short-circuits an Output into an Input of the same plane.
 type localProducerLink struct{ in *Input }
 
-func (l localProducerLink) sendData(buf []byte) {
-	if err := l.in.deliver(buf); err != nil {
+func (l localProducerLink) sendData(buf []byte, side any) {
+	if err := l.in.deliver(buf, side); err != nil {
 		l.in.fail(err, true)
 	}
 }
@@ -48,7 +48,7 @@ type remoteProducerLink struct {
 	stream uint32
 }
 
-func (l remoteProducerLink) sendData(buf []byte) {
+func (l remoteProducerLink) sendData(buf []byte, _ any) { // no side car: Output.WriteSide is local only
 	l.c.enqueue(outFrame{typ: frameData, stream: l.stream, payload: buf, pooled: true})
 }
 

@@ -22,7 +22,10 @@ type Output struct {
 	mu           sync.Mutex
 	changed      chan struct{} // closed and replaced on every state change
 	link         producerLink  // set before the output is reachable by credits
+	local        bool          // link is a localProducerLink: WriteSide may be used
 	buf          []byte        // records not yet sent
+	side         any           // buf's side car (WriteSide), nil when buf has none
+	sideBytes    int           // the in-memory size of side's records: counts against bufferBytes
 	credits      int           // buffers the consumer can take
 	flushPending bool          // send buf as soon as a credit arrives
 	waiting      int           // callers blocked for credit
@@ -68,12 +71,24 @@ func (o *Output) WriteRecord(ctx context.Context, head, body []byte) error {
 
 // writeLocked is WriteRecord with o.mu held (it may release and retake it while waiting).
 func (o *Output) writeLocked(ctx context.Context, head, body []byte, need int) error {
+	if err := o.reserveLocked(ctx, need); err != nil {
+		return err
+	}
+	o.buf = append(append(binary.AppendUvarint(o.buf, uint64(len(head)+len(body))), head...), body...)
+	o.appendedLocked()
+	return nil
+}
+
+// reserveLocked waits, with o.mu held (it may release and retake it), until the current
+// buffer has room for a record of need bytes (its side car's records counted), sending the
+// full one first when a credit allows, and allocates a buffer when there is none.
+func (o *Output) reserveLocked(ctx context.Context, need int) error {
 	warned := false
 	for {
 		if err := o.usableLocked(); err != nil {
 			return err
 		}
-		if len(o.buf) == 0 || len(o.buf)+need <= o.bufferBytes {
+		if len(o.buf) == 0 || o.usedLocked()+need <= o.bufferBytes {
 			break
 		}
 		if o.credits > 0 {
@@ -100,9 +115,17 @@ func (o *Output) writeLocked(ctx context.Context, head, body []byte, need int) e
 			o.buf = o.plane.pool.get(0)
 		}
 	}
-	o.buf = append(append(binary.AppendUvarint(o.buf, uint64(len(head)+len(body))), head...), body...)
+	return nil
+}
+
+// usedLocked is the current buffer's size, its side car's records counted.
+func (o *Output) usedLocked() int { return len(o.buf) + o.sideBytes }
+
+// appendedLocked sends or schedules the current buffer after a record was appended to it:
+// at once when it is full or the buffer timeout is 0, else when the timeout's timer fires.
+func (o *Output) appendedLocked() {
 	switch {
-	case len(o.buf) >= o.bufferBytes:
+	case o.usedLocked() >= o.bufferBytes:
 		if o.credits > 0 {
 			o.sendLocked()
 		}
@@ -115,7 +138,6 @@ func (o *Output) writeLocked(ctx context.Context, head, body []byte, need int) e
 	case o.flushAfter > 0 && !o.timerArmed:
 		o.armTimerLocked()
 	}
-	return nil
 }
 
 // armTimerLocked starts the buffer timeout of the buffer that just got its first record.
@@ -319,11 +341,11 @@ func (o *Output) signalLocked() {
 
 // sendLocked hands the current buffer to the link against one credit.
 func (o *Output) sendLocked() {
-	buf := o.buf
-	o.buf = nil
+	buf, side := o.buf, o.side
+	o.buf, o.side, o.sideBytes = nil, nil, 0
 	o.credits--
 	o.flushPending = false
-	o.link.sendData(buf)
+	o.link.sendData(buf, side)
 }
 
 // addCredit records credits granted by the consumer and sends a buffer that
@@ -335,7 +357,7 @@ func (o *Output) addCredit(n int) {
 		return
 	}
 	o.credits += n
-	if len(o.buf) > 0 && (o.flushPending || len(o.buf) >= o.bufferBytes) {
+	if len(o.buf) > 0 && (o.flushPending || o.usedLocked() >= o.bufferBytes) {
 		o.sendLocked()
 	}
 	o.signalLocked()
@@ -371,6 +393,7 @@ func (o *Output) fail(err error, notify bool) {
 		o.plane.pool.put(o.buf)
 		o.buf = nil
 	}
+	o.side, o.sideBytes = nil, 0
 	if notify && o.link != nil {
 		o.link.sendReset(err)
 	}
@@ -392,6 +415,7 @@ func (o *Output) setLink(l producerLink) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	o.link = l
+	_, o.local = l.(localProducerLink)
 }
 
 // failure returns the error the output failed with, if any.

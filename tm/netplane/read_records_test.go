@@ -40,7 +40,7 @@ func TestReadRecords(t *testing.T) {
 				n, calls := 0, 0
 				for {
 					seen := 0
-					err := in.ReadRecords(ctx, func(rec []byte) bool {
+					err := in.ReadRecords(ctx, func(rec []byte, _ any) bool {
 						if want := record(n, sizes[n%len(sizes)]); !bytes.Equal(rec, want) {
 							t.Fatalf("record %d: got %d bytes %q..., want %d bytes", n, len(rec), rec[:min(len(rec), 20)], len(want))
 						}
@@ -68,7 +68,7 @@ func TestReadRecords(t *testing.T) {
 				if err := <-errc; err != nil {
 					t.Fatalf("producer: %v", err)
 				}
-				if err := in.ReadRecords(ctx, func([]byte) bool { t.Fatal("record after EOF"); return false }); !errors.Is(err, io.EOF) {
+				if err := in.ReadRecords(ctx, func([]byte, any) bool { t.Fatal("record after EOF"); return false }); !errors.Is(err, io.EOF) {
 					t.Fatalf("ReadRecords after EOF: got %v, want io.EOF again", err)
 				}
 			})
@@ -88,11 +88,11 @@ func TestReadRecordsCorruptBuffer(t *testing.T) {
 	}
 	buf := appendRecord(appendRecord(p.pool.get(0), []byte("ok")), []byte("fine"))
 	buf = append(buf, 9, 'x') // claims 9 bytes, has 1
-	if err := in.deliver(buf); err != nil {
+	if err := in.deliver(buf, nil); err != nil {
 		t.Fatal(err)
 	}
 	var got []string
-	err := in.ReadRecords(ctx, func(rec []byte) bool { got = append(got, string(rec)); return true })
+	err := in.ReadRecords(ctx, func(rec []byte, _ any) bool { got = append(got, string(rec)); return true })
 	if !errors.Is(err, ErrProtocol) {
 		t.Fatalf("ReadRecords: got %v, want ErrProtocol", err)
 	}

@@ -1,0 +1,148 @@
+package stream_test
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/tidestream/tide/stream"
+)
+
+// sideRelay is the runtime's end of a chain with a consumer in the same process: records
+// routed through RouteRecord go into a side car and from there into the next vertex's chain
+// unencoded (what netplane and the task loop do for a local channel); records routed
+// encoded (Route) are decoded as from the network.
+type sideRelay struct {
+	t       *testing.T
+	batch   stream.RecordBatch
+	next    stream.Collector
+	side    any
+	viaSide int
+	encoded int
+}
+
+func (r *sideRelay) Collect(any, int64) error {
+	return fmt.Errorf("sideRelay: a record reached the router boxed")
+}
+
+func (r *sideRelay) Route(ts int64, payload []byte, _ []uint64) error {
+	r.encoded++
+	i, err := r.batch.Decode(payload)
+	if err != nil {
+		return err
+	}
+	return r.batch.Emit(i, ts, r.next)
+}
+
+func (r *sideRelay) RouteRecord(ts int64, rec stream.PendingRecord) error {
+	r.viaSide++
+	// What the router hands a consumer in another process: the same encoding and key.
+	enc := string(rec.Encode())
+	if again := string(rec.Encode()); again != enc {
+		r.t.Fatalf("Encode twice: %q then %q", enc, again)
+	}
+	side, idx := rec.AppendSide(r.side)
+	r.side = side
+	i, err := r.batch.TakeSide(side, idx)
+	if err != nil {
+		return err
+	}
+	if idx == 63 { // a full side car: its buffer was read, it goes back for reuse
+		side.(interface{ Release() }).Release()
+		r.side = nil
+	}
+	return r.batch.Emit(i, ts, r.next)
+}
+
+// TestSideCarWordCount runs WordCount's two vertices with the records of a value type
+// crossing in side cars: every record takes that path, and the counts are those of the
+// encoded path.
+func TestSideCarWordCount(t *testing.T) {
+	sink := &countSink{got: map[string]int64{}}
+	job := wordCountJob(t, func(s stream.DataStream[word]) {
+		stream.Sink(s, "sink", func() stream.Operator { return sink })
+	})
+	var r2 captureRouter
+	head2, v2 := chainOf(t, job, "count", &r2)
+	relay := &sideRelay{t: t, batch: v2.Inputs[0].NewBatch(), next: head2}
+	head1, _ := chainOf(t, job, "lines", relay)
+	want := map[string]int64{}
+	for i := range 100 {
+		line := fmt.Sprintf("w%d w%d x", i%7, i%3)
+		for _, w := range strings.Fields(line) {
+			want[w]++
+		}
+		if err := head1.Collect(line, int64(i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if relay.encoded != 0 || relay.viaSide != 300 {
+		t.Fatalf("%d records in side cars, %d encoded; want all 300 in side cars", relay.viaSide, relay.encoded)
+	}
+	if fmt.Sprint(sink.got) != fmt.Sprint(want) {
+		t.Fatalf("counts %v, want %v", sink.got, want)
+	}
+}
+
+// blob is a record holding a slice: it must not cross in a side car, or a producer reusing
+// the slice would change records its consumer has not read yet.
+type blob struct{ B []byte }
+
+type blobCodec struct{}
+
+func (blobCodec) Append(dst []byte, v blob) []byte { return stream.AppendString(dst, string(v.B)) }
+func (blobCodec) Decode(src []byte) (blob, error) {
+	d := stream.NewDecoder(src)
+	b := blob{B: slices.Clone(d.Bytes())}
+	return b, d.Err()
+}
+
+// TestSideCarOnlyForValueTypes: records of a type holding a slice are encoded even for a
+// consumer in the same process, so a producer that reuses its slice after emitting changes
+// nothing its consumer reads.
+func TestSideCarOnlyForValueTypes(t *testing.T) {
+	job := stream.NewJob("blobs", 1, 0)
+	n := stream.NumberSequenceSource(job, "n", stream.NumberSequence{From: 1, To: 3})
+	reused := make([]byte, 1)
+	blobs := stream.FlatMap(n, "blobs", func(v int64, emit func(blob)) {
+		reused[0] = byte(v)
+		emit(blob{B: reused})
+		reused[0] = 0xff // the producer reuses its slice at once
+	}).WithCodec(blobCodec{})
+	var got []byte
+	stream.Sink(stream.Map(stream.Rebalance(blobs, "spread"), "first", func(b blob) word { got = append(got, b.B[0]); return word{W: string(b.B)} }), "sink", func() stream.Operator { return &countSink{got: map[string]int64{}} })
+	var r2 captureRouter
+	head2, v2 := chainOf(t, job, "spread", &r2)
+	relay := &sideRelay{t: t, batch: v2.Inputs[0].NewBatch(), next: head2}
+	head1, _ := chainOf(t, job, "n", relay)
+	for v := int64(1); v <= 3; v++ {
+		if err := head1.Collect(v, stream.NoTimestamp); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if relay.viaSide != 0 || relay.encoded != 3 {
+		t.Fatalf("%d records in side cars, %d encoded; want all 3 encoded", relay.viaSide, relay.encoded)
+	}
+	if string(got) != "\x01\x02\x03" {
+		t.Fatalf("the consumer read %x, want 010203", got)
+	}
+}
+
+// TestTakeSideRejectsForeignSideCars: a side-car record whose buffer carries no side car, a
+// side car of another type, or an index past its end is an error, not a wrong record.
+func TestTakeSideRejectsForeignSideCars(t *testing.T) {
+	job := wordCountJob(t, func(s stream.DataStream[word]) {
+		stream.Sink(s, "sink", func() stream.Operator { return &countSink{got: map[string]int64{}} })
+	})
+	v2, err := job.Vertex("count")
+	if err != nil {
+		t.Fatal(err)
+	}
+	batch := v2.Inputs[0].NewBatch()
+	for _, side := range []any{nil, "not a side car", []word{{"a", 1}}} {
+		if _, err := batch.TakeSide(side, 0); err == nil {
+			t.Errorf("TakeSide from %T: no error", side)
+		}
+	}
+}

@@ -1,0 +1,192 @@
+package netplane
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// testSide is a side car of strings that counts its releases.
+type testSide struct {
+	recs     []string
+	released *sync.Map // *testSide -> release count
+}
+
+func (s *testSide) Release() {
+	n, _ := s.released.LoadOrStore(s, new(int))
+	*n.(*int)++
+}
+
+// sideWriter is the SideAppender of one record at a time.
+type sideWriter struct {
+	pending  string
+	released *sync.Map
+}
+
+func (w *sideWriter) SideBytes() int { return sideStringBytes }
+
+// sideStringBytes is the in-memory size of a string (its header).
+const sideStringBytes = 16
+
+func (w *sideWriter) AppendSide(side any) (any, int) {
+	s, _ := side.(*testSide)
+	if s == nil {
+		s = &testSide{released: w.released}
+	}
+	s.recs = append(s.recs, w.pending)
+	return s, len(s.recs) - 1
+}
+
+// TestSideCarRecords writes side-car records and encoded ones, interleaved, over a
+// channel within one plane and reads them back in order: each side-car record resolves to
+// its value through the buffer's side car, no buffer carries more side-car records than its
+// BufferBytes allow, and every side car is released exactly once after its buffer was read.
+func TestSideCarRecords(t *testing.T) {
+	for _, timeout := range []time.Duration{-1, 0, time.Millisecond} {
+		t.Run(fmt.Sprintf("buffer-timeout=%v", timeout), func(t *testing.T) {
+			ctx := testCtx(t)
+			opts := Options{BufferBytes: 256, CreditsPerChannel: 1, FlushInterval: timeout}
+			p := newTestPlane(t, opts)
+			id := chanID(1, 0, 0)
+			in := p.OpenInput(id)
+			out, err := p.OpenOutput(ctx, id, p.Addr())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !out.Local() {
+				t.Fatal("an output to a consumer on the same plane is not Local")
+			}
+			const records = 3000
+			var released sync.Map
+			w := &sideWriter{released: &released}
+			errc := make(chan error, 1)
+			go func() {
+				for n := range records {
+					if n%5 == 4 {
+						if err := out.Write(ctx, append([]byte{'E'}, record(n, 12)...)); err != nil {
+							errc <- err
+							return
+						}
+						continue
+					}
+					w.pending = string(record(n, 30))
+					if err := out.WriteSide(ctx, []byte{'S'}, w); err != nil {
+						errc <- err
+						return
+					}
+				}
+				errc <- out.Close(ctx)
+			}()
+			n := 0
+			perSide := map[*testSide]int{}
+			for {
+				err := in.ReadRecords(ctx, func(rec []byte, side any) bool {
+					var got string
+					switch rec[0] {
+					case 'E':
+						got = string(rec[1:])
+					case 'S':
+						s, ok := side.(*testSide)
+						if !ok {
+							t.Fatalf("record %d: a side-car record in a buffer with side car %T", n, side)
+						}
+						idx, k := binary.Uvarint(rec[1:])
+						if k <= 0 || k != len(rec)-1 || int(idx) >= len(s.recs) {
+							t.Fatalf("record %d: bad side-car index %x (side car of %d)", n, rec[1:], len(s.recs))
+						}
+						got = s.recs[idx]
+						perSide[s]++
+					default:
+						t.Fatalf("record %d: unknown head %q", n, rec[0])
+					}
+					size := 30
+					if n%5 == 4 {
+						size = 12
+					}
+					if want := string(record(n, size)); got != want {
+						t.Fatalf("record %d: got %q, want %q", n, got, want)
+					}
+					n++
+					return true
+				})
+				if errors.Is(err, io.EOF) {
+					break
+				}
+				if err != nil {
+					t.Fatalf("ReadRecords after %d records: %v", n, err)
+				}
+			}
+			if err := <-errc; err != nil {
+				t.Fatalf("producer: %v", err)
+			}
+			if n != records {
+				t.Fatalf("read %d records, want %d", n, records)
+			}
+			bound := opts.BufferBytes / (sideStringBytes + 3) // the head: length, 'S', index
+			for s, k := range perSide {
+				if k > bound {
+					t.Errorf("a buffer carried %d side-car records, bound %d", k, bound)
+				}
+				c, ok := released.Load(s)
+				if !ok || *c.(*int) != 1 {
+					t.Errorf("a side car of %d records was released %v times, want once", k, c)
+				}
+			}
+		})
+	}
+}
+
+// TestSideCarNeedsLocalConsumer: an output whose consumer is on another plane is not Local
+// and refuses side-car records (a side car cannot cross a connection), naming the channel.
+func TestSideCarNeedsLocalConsumer(t *testing.T) {
+	ctx := testCtx(t)
+	prod, cons := pair(t, "tcp", Options{})
+	id := chanID(1, 0, 0)
+	cons.OpenInput(id)
+	out, err := prod.OpenOutput(ctx, id, cons.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Local() {
+		t.Fatal("an output to another plane is Local")
+	}
+	err = out.WriteSide(ctx, []byte{'S'}, &sideWriter{pending: "x", released: &sync.Map{}})
+	if err == nil || !strings.Contains(err.Error(), id.String()) || !strings.Contains(err.Error(), "another plane") {
+		t.Fatalf("WriteSide to another plane: got %v, want an error naming channel %s", err, id)
+	}
+}
+
+// TestSideCarDroppedOnFailure: side cars of buffers a failed input drops are released too.
+func TestSideCarDroppedOnFailure(t *testing.T) {
+	ctx := testCtx(t)
+	p := newTestPlane(t, Options{BufferBytes: 64, CreditsPerChannel: 2, FlushInterval: -1})
+	id := chanID(1, 0, 0)
+	in := p.OpenInput(id)
+	out, err := p.OpenOutput(ctx, id, p.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var released sync.Map
+	w := &sideWriter{released: &released}
+	for n := range 2 * (64 / (sideStringBytes + 3)) { // two full buffers, both delivered
+		w.pending = fmt.Sprint(n)
+		if err := out.WriteSide(ctx, []byte{'S'}, w); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A local output hands each full buffer to the input as it fills (two credits).
+	if !in.Ready() {
+		t.Fatal("no buffer delivered")
+	}
+	in.fail(errors.New("test"), true)
+	count := 0
+	released.Range(func(_, _ any) bool { count++; return true })
+	if count != 2 {
+		t.Fatalf("%d side cars released after the input failed, want 2", count)
+	}
+}
