@@ -11,7 +11,9 @@ import (
 )
 
 // Codec turns records of type T into bytes and back. Append must append the encoding of v
-// to dst and return the extended slice; Decode must not retain src (it is reused).
+// to dst and return the extended slice; Decode must not retain src (it is reused), and must
+// give back the record that was encoded: records of a value type that stay in one
+// TaskManager skip the codec (side_car.go), and a consumer sees the same records either way.
 type Codec[T any] interface {
 	Append(dst []byte, v T) []byte
 	Decode(src []byte) (T, error)

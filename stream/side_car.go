@@ -11,11 +11,12 @@ import (
 // the runtime hands them over in a side car of the network buffer (tm/netplane.WriteSide),
 // and the buffer carries only each record's header and its index in the side car. Only
 // records of value types take this path: a type whose values hold no pointers, slices,
-// maps, channels, functions or interfaces (strings are immutable, so they qualify). The
-// consumer's goroutine then shares nothing with the producer's that either could still
-// change; records of any other type are encoded as before, so a producer that reuses a
-// slice it emitted cannot change what its consumer reads. A codec must decode what it
-// encoded (Decode(Append(v)) == v): a consumer sees the same record either way.
+// maps, channels, functions or interfaces (strings are immutable, so they qualify), with a
+// codec other than GobCodec (sideCodec). The consumer's goroutine then shares nothing with
+// the producer's that either could still change; records of any other type are encoded as
+// before, so a producer that reuses a slice it emitted cannot change what its consumer
+// reads. A codec must decode what it encoded (Decode(Append(v)) == v): a consumer sees the
+// same record either way.
 
 // PendingRecord is the record a typed output is routing: the router encodes it for a
 // consumer in another process and adds it to a side car for one in this process.
@@ -54,6 +55,14 @@ func (s *sideCar[T]) Release() {
 	clear(s.recs)
 	s.recs = s.recs[:0]
 	s.pool.Put(s)
+}
+
+// sideCodec reports whether records of codec c may skip it within one TaskManager: every
+// codec but GobCodec, which drops unexported fields and fails on types it cannot encode, so
+// its records would differ, or fail, only once a consumer is in another TaskManager.
+func sideCodec[T any](c Codec[T]) bool {
+	_, gob := c.(GobCodec[T])
+	return !gob
 }
 
 // valueOnly reports whether values of t hold no references another goroutine could change

@@ -36,3 +36,14 @@ func TestValueOnly(t *testing.T) {
 		}
 	}
 }
+
+// TestSideCodec: records of GobCodec always take the codec, so that a type gob encodes
+// lossily, or not at all, behaves the same with every consumer.
+func TestSideCodec(t *testing.T) {
+	if sideCodec[int64](GobCodec[int64]{}) {
+		t.Error("GobCodec records skip the codec")
+	}
+	if !sideCodec[int64](Int64Codec{}) || !sideCodec[string](StringCodec{}) {
+		t.Error("a built-in codec's records do not skip it")
+	}
+}

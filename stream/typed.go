@@ -137,7 +137,7 @@ func (e erased[T]) outputCollector(r RecordRouter, outs []VertexOutput) Collecto
 			panic(fmt.Sprintf("stream: output %s hashes %T, records are %T", out.To, h, *new(T)))
 		}
 	}
-	if sr, ok := r.(SideRouter); ok && valueOnly(reflect.TypeFor[T]()) {
+	if sr, ok := r.(SideRouter); ok && sideCodec[T](e.c) && valueOnly(reflect.TypeFor[T]()) {
 		o.sr, o.side = sr, &sideOutput[T]{o: o}
 	}
 	return o
