@@ -15,7 +15,7 @@ func TestValueOnly(t *testing.T) {
 	type nested struct {
 		A [4]word
 		B struct{ C complex128 }
-		d uint8
+		D uint8
 	}
 	type withSlice struct {
 		W string
