@@ -51,7 +51,58 @@ func TestCheckableCountExactlyOnceAcrossRescales(t *testing.T) {
 }
 
 // TestWordCountAcrossTwoExecutors runs WordCount over a directory on two executors.
-func TestWordCountAcrossTwoExecutors(t *testing.T) {
+func TestWordCountAcrossTwoExecutors(t *testing.T) { testWordCount(t, 2) }
+
+// TestWordCountInOneExecutor runs WordCount at parallelism 2 in one executor: every channel
+// stays in one data plane, so every word crosses the keyBy unencoded in a side car (the
+// bytes it sends are the records' headers only: tag and key group), and the counts are
+// exact. With two executors, the words to the other one are encoded.
+func TestWordCountInOneExecutor(t *testing.T) {
+	testWordCount(t, 1)
+	for _, c := range []struct {
+		tms     int
+		encoded bool
+	}{{1, false}, {2, true}} {
+		in := t.TempDir()
+		writeFile(t, in, "a.txt", "the quick brown fox\njumps over the lazy dog\n")
+		writeFile(t, in, "b.txt", "The dog barks\n\nthe end\n")
+		job, err := examples.BuildWordCount([]string{"--input", in, "--output", t.TempDir(), "--parallelism", "2"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		am := newFakeAM(t, job, c.tms)
+		am.checkpointing = true // the subtasks stay, with their metrics, for a final checkpoint
+		am.deploy(2)
+		// Metrics change without the AM hearing of it: poll them.
+		var out int64
+		for deadline := time.Now().Add(time.Minute); ; time.Sleep(5 * time.Millisecond) {
+			in := int64(0)
+			out = 0
+			for _, tm := range am.tms {
+				for _, m := range tm.exec.Metrics() {
+					switch m.Vertex {
+					case "lines":
+						out += m.BytesOut
+					case "count":
+						in += m.RecordsIn
+					}
+				}
+			}
+			if in == 14 {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%d executor(s): %d of 14 words counted after a minute", c.tms, in)
+			}
+		}
+		if got := out > 2*14; got != c.encoded {
+			t.Errorf("%d executor(s): the source sent %d bytes for 14 words; want 28 (two header bytes a word) only when no word is encoded", c.tms, out)
+		}
+	}
+}
+
+// testWordCount runs WordCount at parallelism 2 on tms executors and checks its output.
+func testWordCount(t *testing.T, tms int) *fakeAM {
 	in, out := t.TempDir(), t.TempDir()
 	writeFile(t, in, "a.txt", "the quick brown fox\njumps over the lazy dog\n")
 	writeFile(t, in, "b.txt", "The dog barks\n\nthe end\n")
@@ -59,7 +110,7 @@ func TestWordCountAcrossTwoExecutors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	am := newFakeAM(t, job, 2)
+	am := newFakeAM(t, job, tms)
 	am.deploy(2)
 	am.waitFor("the job to finish", func() bool { return am.allInState(core.TaskFinished) })
 	lines, err := examples.ReadCommittedOutput(out)
@@ -81,6 +132,7 @@ func TestWordCountAcrossTwoExecutors(t *testing.T) {
 	if len(lines) != 14 {
 		t.Fatalf("%d updates, want 14 (one per word occurrence): %v", len(lines), lines)
 	}
+	return am
 }
 
 // TestFailingOperatorReportsFailed checks that a panic in a user function fails the
