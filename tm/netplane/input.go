@@ -109,9 +109,11 @@ func (i *Input) awaitLocked(ctx context.Context, credits *int) error {
 }
 
 // ReadRecords hands fn the unread records of the buffer being read, in order, with the
-// buffer's side car (nil when it has none; see Output.WriteSide), waiting for one to arrive (io.EOF once the producer closed the channel and everything before was
-// read; the channel's error once it failed; ctx's error). fn runs without the input's lock, which is taken once per buffer rather than
-// once per record; rec is valid only during the call. fn returning false stops the
+// buffer's side car (nil when it has none; see Output.WriteSide), waiting for one to arrive
+// (io.EOF once the producer closed the channel and everything before was read; the
+// channel's error once it failed; ctx's error). fn runs without the input's lock, which is
+// taken once per buffer rather than once per record; rec is valid only during the call, and
+// the side car until the buffer's last record was read. fn returning false stops the
 // reading after that record: the rest stay for the next call. The buffer and its credit go
 // back to the producer once its last record was handed out, after fn returned.
 func (i *Input) ReadRecords(ctx context.Context, fn func(rec []byte, side any) bool) error {

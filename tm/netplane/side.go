@@ -20,7 +20,7 @@ type SideAppender interface {
 	// AppendSide adds the record to side (nil: the buffer has no side car yet, start one)
 	// and returns the side car and the record's index in it.
 	AppendSide(side any) (any, int)
-	// SideBytes is the in-memory size of one record in a side car (at least 1).
+	// SideBytes is the in-memory size of one record in a side car (0 counts as 1).
 	SideBytes() int
 }
 
