@@ -3,12 +3,13 @@ package stream
 import (
 	"fmt"
 	"reflect"
+	"slices"
 	"sync"
 	"unsafe"
 )
 
 // Records that cross to a consumer in the same TaskManager need not be encoded and decoded:
-// the runtime hands them over in a side car of the network buffer (tm/netplane.WriteSide),
+// the runtime hands them over in a side car of the network buffer (tm/netplane.Output.WriteSides),
 // and the buffer carries only each record's header and its index in the side car. Only
 // records of value types take this path: a type whose values hold no pointers, slices,
 // maps, channels, functions or interfaces (strings are immutable, so they qualify), with a
@@ -18,29 +19,47 @@ import (
 // reads. A codec must decode what it encoded (Decode(Append(v)) == v): a consumer sees the
 // same record either way.
 
-// PendingRecord is the record a typed output is routing: the router encodes it for a
-// consumer in another process and adds it to a side car for one in this process.
-type PendingRecord interface {
-	// Encode returns the record's encoding (valid until the next record), encoding it at
-	// most once per record.
-	Encode() []byte
-	// AppendSide adds the record to side (nil: start a side car) and returns the side car
-	// and the record's index in it.
-	AppendSide(side any) (any, int)
-	// KeyHash returns the record's key hash for Outputs[i] (0 for an output that is not
-	// keyed). A router that needs no key group (one consumer, in this process) does not ask,
-	// and the keyed operator consuming the record hashes it on its own goroutine.
-	KeyHash(i int) uint64
-	// SideBytes is the in-memory size of the record in a side car.
+// PendingRecords are records a typed output holds back, in the order they were emitted,
+// until the runtime routes them all at once: it encodes those for consumers in another
+// process and adds those for consumers in this one to side cars.
+type PendingRecords interface {
+	// Len is the number of records.
+	Len() int
+	// Timestamps are the records' timestamps.
+	Timestamps() []int64
+	// KeyHashes returns the records' key hashes for Outputs[i] in dst (grown as needed; nil
+	// for an output that is not keyed). A router that needs no key group (one consumer, in
+	// this process) does not ask, and the keyed operator consuming the records hashes them
+	// on its own goroutine.
+	KeyHashes(i int, dst []uint64) []uint64
+	// Encode returns record j's encoding (valid until the next call).
+	Encode(j int) []byte
+	// AppendSides adds the records recs, in that order, to side (nil: start a side car) and
+	// returns the side car.
+	AppendSides(side any, recs []int32) any
+	// SideBytes is the in-memory size of one record in a side car.
 	SideBytes() int
 }
 
 // SideRouter is a RecordRouter that can hand records to consumers in this process
-// unencoded; a typed output of a value type routes its records through RouteRecord.
+// unencoded; a typed output of a value type holds its records back and routes them through
+// RouteRecords.
 type SideRouter interface {
 	RecordRouter
-	// RouteRecord sends rec to the consumer each output picks.
-	RouteRecord(ts int64, rec PendingRecord) error
+	// RouteRecords sends every record to the consumer each output picks.
+	RouteRecords(recs PendingRecords) error
+	// StageLimit is how many records a typed output may hold back before it routes them (1:
+	// route every record at once).
+	StageLimit() int
+}
+
+// StagedCollector is a Collector that may hold records back; the runtime calls
+// FlushStaged at the end of every step of the subtask (a source's poll, a batch of input
+// records, a call from the mailbox) and before it sends a watermark, a barrier or the end of
+// the stream, so a record is never held past anything emitted after it.
+type StagedCollector interface {
+	Collector
+	FlushStaged() error
 }
 
 // sideCar holds the records of one network buffer, unencoded. It goes back to its output's
@@ -102,38 +121,45 @@ func (b *typedBatch[T]) TakeSide(side any, idx int) (int, error) {
 	return len(b.recs) - 1, nil
 }
 
-// sideOutput is a typedOutput's side of a SideRouter: the record being routed, encoded
-// only when a consumer in another process needs it.
+// sideOutput is a typedOutput's side of a SideRouter: the records held back until they
+// are routed, encoded only for consumers in another process.
 type sideOutput[T any] struct {
-	o       *typedOutput[T]
-	pending T
-	encoded bool
-	pool    sync.Pool // of *sideCar[T]
+	o     *typedOutput[T]
+	recs  []T
+	ts    []int64
+	limit int       // recs routed once they are this many (SideRouter.StageLimit)
+	pool  sync.Pool // of *sideCar[T]
 }
 
 // SideBytes is the in-memory size of a T (a string's bytes not counted: the side car shares
 // them with the producer).
-func (s *sideOutput[T]) SideBytes() int { return int(unsafe.Sizeof(s.pending)) }
+func (s *sideOutput[T]) SideBytes() int { return int(unsafe.Sizeof(*new(T))) }
 
-func (s *sideOutput[T]) Encode() []byte {
-	if !s.encoded {
-		s.o.buf = s.o.codec.Append(s.o.buf[:0], s.pending)
-		s.encoded = true
-	}
+func (s *sideOutput[T]) Len() int { return len(s.recs) }
+
+func (s *sideOutput[T]) Timestamps() []int64 { return s.ts }
+
+func (s *sideOutput[T]) Encode(j int) []byte {
+	s.o.buf = s.o.codec.Append(s.o.buf[:0], s.recs[j])
 	return s.o.buf
 }
 
-func (s *sideOutput[T]) KeyHash(i int) uint64 {
-	if h := s.o.hash[i]; h != nil {
-		return h(s.pending)
+func (s *sideOutput[T]) KeyHashes(i int, dst []uint64) []uint64 {
+	h := s.o.hash[i]
+	if h == nil {
+		return nil
 	}
-	return 0
+	dst = slices.Grow(dst[:0], len(s.recs))[:len(s.recs)]
+	for j, v := range s.recs {
+		dst[j] = h(v)
+	}
+	return dst
 }
 
-func (s *sideOutput[T]) AppendSide(side any) (any, int) {
+func (s *sideOutput[T]) AppendSides(side any, recs []int32) any {
 	c, ok := side.(*sideCar[T])
 	if !ok && side != nil {
-		panic(fmt.Sprintf("stream: a record of %T for a buffer whose side car is %T", s.pending, side))
+		panic(fmt.Sprintf("stream: records of %T for a buffer whose side car is %T", *new(T), side))
 	}
 	if c == nil {
 		c, _ = s.pool.Get().(*sideCar[T])
@@ -141,6 +167,26 @@ func (s *sideOutput[T]) AppendSide(side any) (any, int) {
 			c = &sideCar[T]{pool: &s.pool}
 		}
 	}
-	c.recs = append(c.recs, s.pending)
-	return c, len(c.recs) - 1
+	for _, j := range recs {
+		c.recs = append(c.recs, s.recs[j])
+	}
+	return c
+}
+
+// add holds v back; it reports whether the records held reached the limit.
+func (s *sideOutput[T]) add(v T, ts int64) bool {
+	s.recs, s.ts = append(s.recs, v), append(s.ts, ts)
+	return len(s.recs) >= s.limit
+}
+
+// route routes the records held back, if any.
+func (s *sideOutput[T]) route(r SideRouter) error {
+	if len(s.recs) == 0 {
+		return nil
+	}
+	err := r.RouteRecords(s)
+	clear(s.recs)
+	s.recs, s.ts = s.recs[:0], s.ts[:0]
+	s.limit = r.StageLimit()
+	return err
 }

@@ -10,14 +10,20 @@ import (
 )
 
 // sideRelay is the runtime's end of a chain with a consumer in the same process: records
-// routed through RouteRecord go into a side car and from there into the next vertex's chain
-// unencoded (what netplane and the task loop do for a local channel); records routed
-// encoded (Route) are decoded as from the network.
+// routed in runs through RouteRecords go into side cars and from there into the next
+// vertex's chain unencoded (what netplane and the task loop do for a local channel);
+// records routed encoded (Route) are decoded as from the network.
 type sideRelay struct {
 	t       *testing.T
 	batch   stream.RecordBatch
 	next    stream.Collector
+	out     stream.VertexOutput // the producer's output, to check encodings and key hashes
+	in      stream.VertexInput
+	limit   int
+	staged  stream.StagedCollector
 	side    any
+	sideN   int // records in side
+	runs    []int
 	viaSide int
 	encoded int
 }
@@ -35,24 +41,53 @@ func (r *sideRelay) Route(ts int64, payload []byte, _ []uint64) error {
 	return r.batch.Emit(i, ts, r.next)
 }
 
-func (r *sideRelay) RouteRecord(ts int64, rec stream.PendingRecord) error {
-	r.viaSide++
-	// What the router hands a consumer in another process: the same encoding and key.
-	enc := string(rec.Encode())
-	if again := string(rec.Encode()); again != enc {
-		r.t.Fatalf("Encode twice: %q then %q", enc, again)
+func (r *sideRelay) StageLimit() int { return r.limit }
+
+func (r *sideRelay) setStage(s stream.StagedCollector) { r.staged = s }
+
+func (r *sideRelay) RouteRecords(recs stream.PendingRecords) error {
+	n := recs.Len()
+	r.runs = append(r.runs, n)
+	r.viaSide += n
+	if len(recs.Timestamps()) != n {
+		r.t.Fatalf("%d timestamps for %d records", len(recs.Timestamps()), n)
 	}
-	side, idx := rec.AppendSide(r.side)
-	r.side = side
-	i, err := r.batch.TakeSide(side, idx)
-	if err != nil {
-		return err
+	hashes := recs.KeyHashes(0, nil)
+	order := make([]int32, n)
+	for j := range n {
+		order[j] = int32(j)
+		// What the router hands a consumer in another process: the record's encoding, and
+		// the key hash the boxed path computes.
+		enc := string(recs.Encode(j))
+		v, err := r.in.Decode([]byte(enc))
+		if err != nil {
+			r.t.Fatalf("record %d of a run: its encoding %q does not decode: %v", j, enc, err)
+		}
+		if again := string(r.out.Append(nil, v)); again != enc {
+			r.t.Fatalf("record %d of a run: encoded %q, the boxed path %q", j, enc, again)
+		}
+		if r.out.KeyHash != nil && hashes[j] != r.out.KeyHash(v) {
+			r.t.Fatalf("record %d of a run (%v): key hash %x, the boxed path's %x", j, v, hashes[j], r.out.KeyHash(v))
+		}
 	}
-	if idx == 63 { // a full side car: its buffer was read, it goes back for reuse
+	// Two appends, the second to the side car the first started or went on with.
+	side := recs.AppendSides(r.side, order[:n/2])
+	side = recs.AppendSides(side, order[n/2:])
+	for j := range n {
+		i, err := r.batch.TakeSide(side, r.sideN+j)
+		if err != nil {
+			return err
+		}
+		if err := r.batch.Emit(i, recs.Timestamps()[j], r.next); err != nil {
+			return err
+		}
+	}
+	r.side, r.sideN = side, r.sideN+n
+	if r.sideN >= 64 { // a full side car: its buffer was read, it goes back for reuse
 		side.(interface{ Release() }).Release()
-		r.side = nil
+		r.side, r.sideN = nil, 0
 	}
-	return r.batch.Emit(i, ts, r.next)
+	return nil
 }
 
 // TestSideCarWordCount runs WordCount's two vertices with the records of a value type
@@ -65,8 +100,15 @@ func TestSideCarWordCount(t *testing.T) {
 	})
 	var r2 captureRouter
 	head2, v2 := chainOf(t, job, "count", &r2)
-	relay := &sideRelay{t: t, batch: v2.Inputs[0].NewBatch(), next: head2}
+	v1, err := job.Vertex("lines")
+	if err != nil {
+		t.Fatal(err)
+	}
+	relay := &sideRelay{t: t, batch: v2.Inputs[0].NewBatch(), next: head2, out: v1.Outputs[0], in: v2.Inputs[0], limit: 7}
 	head1, _ := chainOf(t, job, "lines", relay)
+	if relay.staged == nil {
+		t.Fatal("the chain's output to a SideRouter is no StagedCollector")
+	}
 	want := map[string]int64{}
 	for i := range 100 {
 		line := fmt.Sprintf("w%d w%d x", i%7, i%3)
@@ -76,9 +118,30 @@ func TestSideCarWordCount(t *testing.T) {
 		if err := head1.Collect(line, int64(i)); err != nil {
 			t.Fatal(err)
 		}
+		if i == 49 { // the runtime flushes at the end of a step
+			if err := relay.staged.FlushStaged(); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if relay.viaSide != 297 { // 150 up to the flush, then 21 full runs of 7
+		t.Fatalf("%d records routed before the last flush, want 297", relay.viaSide)
+	}
+	if err := relay.staged.FlushStaged(); err != nil {
+		t.Fatal(err)
+	}
+	if err := relay.staged.FlushStaged(); err != nil { // nothing held: nothing routed
+		t.Fatal(err)
 	}
 	if relay.encoded != 0 || relay.viaSide != 300 {
 		t.Fatalf("%d records in side cars, %d encoded; want all 300 in side cars", relay.viaSide, relay.encoded)
+	}
+	// 150 records, runs of 7, a flush; 150 more, runs of 7, a flush.
+	wantRuns := slices.Repeat([]int{7}, 21)
+	wantRuns = append(wantRuns, 3)
+	wantRuns = append(append(wantRuns, slices.Repeat([]int{7}, 21)...), 3)
+	if !slices.Equal(relay.runs, wantRuns) {
+		t.Fatalf("runs of %v, want %v", relay.runs, wantRuns)
 	}
 	if fmt.Sprint(sink.got) != fmt.Sprint(want) {
 		t.Fatalf("counts %v, want %v", sink.got, want)
@@ -114,7 +177,7 @@ func TestSideCarOnlyForValueTypes(t *testing.T) {
 	stream.Sink(stream.Map(stream.Rebalance(blobs, "spread"), "first", func(b blob) word { got = append(got, b.B[0]); return word{W: string(b.B)} }), "sink", func() stream.Operator { return &countSink{got: map[string]int64{}} })
 	var r2 captureRouter
 	head2, v2 := chainOf(t, job, "spread", &r2)
-	relay := &sideRelay{t: t, batch: v2.Inputs[0].NewBatch(), next: head2}
+	relay := &sideRelay{t: t, batch: v2.Inputs[0].NewBatch(), next: head2, limit: 1}
 	head1, _ := chainOf(t, job, "n", relay)
 	for v := int64(1); v <= 3; v++ {
 		if err := head1.Collect(v, stream.NoTimestamp); err != nil {

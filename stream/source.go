@@ -53,7 +53,8 @@ type SourceReader interface {
 	Start(ctx context.Context) error
 	AddSplits(splits []Split)
 	NotifyNoMoreSplits()
-	// Poll emits a bounded number of records and returns without blocking.
+	// Poll emits a bounded number of records and returns without blocking. The records it
+	// emits may be held back until it returned (StagedCollector).
 	Poll(ctx context.Context, out Collector) (InputStatus, error)
 	// SnapshotState returns every split the reader owns, with its current progress.
 	SnapshotState(checkpointID int64) ([]Split, error)

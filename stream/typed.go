@@ -101,8 +101,9 @@ type RecordRouter interface {
 }
 
 // OutputCollector returns the Collector the last operator of the vertex emits into: records
-// are encoded and key-hashed without boxing and handed to r.Route. A vertex without outputs
-// gets r itself.
+// are encoded and key-hashed without boxing and handed to r.Route, or, with a SideRouter,
+// held back and handed to r.RouteRecords in runs (the Collector is then a StagedCollector
+// the runtime must flush). A vertex without outputs gets r itself.
 func (v *Vertex) OutputCollector(r RecordRouter) Collector {
 	if len(v.Outputs) == 0 {
 		return r
@@ -117,8 +118,9 @@ type typedOutput[T any] struct {
 	hash   []func(T) uint64 // nil entries: not keyed
 	hashes []uint64
 	buf    []byte
-	// side routes the records through a SideRouter, encoded only for consumers in another
-	// process (nil: T is not a value type, or r is no SideRouter; see side_car.go).
+	// side holds the records back and routes them in runs through sr, encoded only for
+	// consumers in another process (nil: T is not a value type, or r is no SideRouter; see
+	// side_car.go); the runtime flushes it (StagedCollector).
 	side *sideOutput[T]
 	sr   SideRouter
 }
@@ -138,17 +140,27 @@ func (e erased[T]) outputCollector(r RecordRouter, outs []VertexOutput) Collecto
 		}
 	}
 	if sr, ok := r.(SideRouter); ok && sideCodec[T](e.c) && valueOnly(reflect.TypeFor[T]()) {
-		o.sr, o.side = sr, &sideOutput[T]{o: o}
+		o.sr, o.side = sr, &sideOutput[T]{o: o, limit: sr.StageLimit()}
 	}
 	return o
 }
 
 func (o *typedOutput[T]) Collect(v any, ts int64) error { return o.collectTyped(v.(T), ts) }
 
+// FlushStaged routes the records held back for a SideRouter (StagedCollector).
+func (o *typedOutput[T]) FlushStaged() error {
+	if o.side == nil {
+		return nil
+	}
+	return o.side.route(o.sr)
+}
+
 func (o *typedOutput[T]) collectTyped(v T, ts int64) error {
 	if s := o.side; s != nil {
-		s.pending, s.encoded = v, false
-		return o.sr.RouteRecord(ts, s)
+		if s.add(v, ts) {
+			return s.route(o.sr)
+		}
+		return nil
 	}
 	for i, h := range o.hash {
 		if h != nil {

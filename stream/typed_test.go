@@ -96,6 +96,12 @@ func chainOf(tb testing.TB, job *stream.Job, id string, r stream.RecordRouter) (
 	}
 	ops := v.NewChain()
 	next := v.OutputCollector(r)
+	if s, ok := next.(stream.StagedCollector); ok {
+		// The runtime's router flushes the records its chain's output holds back.
+		if st, ok := r.(interface{ setStage(stream.StagedCollector) }); ok {
+			st.setStage(s)
+		}
+	}
 	for i := len(ops) - 1; i >= 0; i-- {
 		rt := stream.Runtime{Vertex: id, OperatorID: ops[i].ID, Parallelism: 1, MaxParallelism: jobgraph.DefaultMaxParallelism(1),
 			KeyGroupEnd: jobgraph.DefaultMaxParallelism(1) - 1, Attempt: 1, KeyedBackend: state.NewHeap(), Logger: slog.New(slog.DiscardHandler)}

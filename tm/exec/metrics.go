@@ -108,10 +108,10 @@ func (m *taskMetrics) recordIn() {
 	}
 }
 
-// recordOut counts one record of size bytes sent on (subtask's goroutine only).
-func (m *taskMetrics) recordOut(bytes int) {
+// countOut counts n records of bytes in all sent on (subtask's goroutine only).
+func (m *taskMetrics) countOut(n, bytes int) {
 	m.pendOutBytes += int64(bytes)
-	if m.pendOut++; m.pendOut >= metricsBatch {
+	if m.pendOut += int64(n); m.pendOut >= metricsBatch {
 		m.publish()
 	}
 }

@@ -3,6 +3,7 @@ package exec
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/hashicorp/go-multierror"
 
@@ -16,7 +17,7 @@ type edgeOut struct {
 	spec stream.VertexOutput
 	outs []*netplane.Output
 	// local[k]: outs[k]'s consumer is in this TaskManager, so typed records of a value type
-	// reach it in the buffer's side car, unencoded (RouteRecord).
+	// reach it in the buffer's side car, unencoded (RouteRecords).
 	local []bool
 	p     int // consumer parallelism
 	maxP  int // consumer maxParallelism
@@ -29,7 +30,9 @@ type edgeOut struct {
 // router is the collector at the end of a chain: it encodes records once and writes them
 // (a header with the timestamp, then the encoding, copied once into the network buffer)
 // to the consumer each edge picks (FORWARD: the one; HASH: by key group; REBALANCE: round
-// robin). Watermarks and barriers go to every consumer.
+// robin). Watermarks and barriers go to every consumer. Typed records of a value type come
+// in runs (RouteRecords) from the chain's typed output, which holds them back until the
+// run is full or the subtask flushes it (flushStaged).
 type router struct {
 	ctx    context.Context
 	edges  []*edgeOut
@@ -39,7 +42,17 @@ type router struct {
 	hashes []uint64 // its key hash per edge (Collect)
 	sent   int64
 	m      *taskMetrics
+	// stage is the chain's output holding records back (nil: none); flushed before every
+	// control message.
+	stage stream.StagedCollector
+	// stageLimit is StageLimit: 1 with a buffer timeout of 0 (every record leaves at once).
+	stageLimit int
+	runs       runScratch
 }
+
+// stageRecords is how many records a typed output holds back before routing them: enough
+// to take each output's lock once for many records, few enough to stay in the CPU's cache.
+const stageRecords = 256
 
 // Collect encodes a boxed record (the vertex's stream.OutputCollector hands typed records
 // to Route instead).
@@ -62,88 +75,75 @@ func (r *router) Collect(v any, ts int64) error {
 // Route writes one encoded record to the consumer each edge picks; hashes[i] is the key
 // hash of edges[i]'s record. On a HASH edge the record's header carries its key group.
 func (r *router) Route(ts int64, payload []byte, hashes []uint64) error {
-	return r.route(ts, payload, nil, hashes)
-}
-
-// RouteRecord is Route of a typed record (stream.SideRouter): a consumer in this TaskManager
-// gets it in the buffer's side car, unencoded; rec is encoded, once, only for the others.
-func (r *router) RouteRecord(ts int64, rec stream.PendingRecord) error {
-	return r.route(ts, nil, rec, nil)
-}
-
-// route writes one record, payload with its key hashes or rec, to the consumer each edge
-// picks.
-func (r *router) route(ts int64, payload []byte, rec stream.PendingRecord, hashes []uint64) error {
 	if len(r.edges) == 0 {
 		return nil
 	}
 	r.buf = r.buf[:0]
 	bytes := 0
 	for i, e := range r.edges {
-		var hdr []byte
+		hdr := r.buf
 		target := 0
 		switch e.spec.Kind {
 		case jobgraph.Hash:
-			if rec != nil && len(e.outs) == 1 && e.local[0] {
-				// One consumer, in this TaskManager: the record needs no key group to be
-				// routed, and its keyed operator hashes it on its own goroutine rather than
-				// this one (records without a key group in their header).
-				break
-			}
-			var h uint64
-			if rec != nil {
-				h = rec.KeyHash(i)
-			} else {
-				h = hashes[i]
-			}
-			kg := jobgraph.KeyGroupFor(h, e.maxP)
-			if e.owners != nil {
-				target = int(e.owners[kg])
-			} else {
-				target = jobgraph.OperatorIndexFor(kg, e.maxP, e.p)
-			}
+			kg := jobgraph.KeyGroupFor(hashes[i], e.maxP)
+			target = e.target(kg)
 			r.kbuf = appendKeyedRecordHeader(r.kbuf[:0], ts, kg)
 			hdr = r.kbuf
 		case jobgraph.Rebalance:
-			target = e.rr
-			e.rr++
-			if e.rr == len(e.outs) {
-				e.rr = 0
-			}
+			target = e.nextRoundRobin()
+		}
+		if len(hdr) == 0 {
+			r.buf = appendRecordHeader(r.buf, ts)
+			hdr = r.buf
 		}
 		o := e.outs[target]
-		var err error
-		if rec != nil && e.local[target] {
-			// The side-car header is built apart: r.buf is shared by the edges.
-			if hdr == nil {
-				r.kbuf = appendRecordHeader(r.kbuf[:0], ts)
-				hdr = r.kbuf
-			}
-			hdr[0] |= tagSide
-			err = o.WriteSide(r.ctx, hdr, rec)
-			bytes += len(hdr)
-		} else {
-			if hdr == nil {
-				if len(r.buf) == 0 {
-					r.buf = appendRecordHeader(r.buf, ts)
-				}
-				hdr = r.buf
-			}
-			if payload == nil {
-				payload = rec.Encode()
-			}
-			err = o.WriteRecord(r.ctx, hdr, payload)
-			bytes += len(hdr) + len(payload)
-		}
-		if err != nil {
+		if err := o.WriteRecord(r.ctx, hdr, payload); err != nil {
 			return fmt.Errorf("writing to %s: %w", o.ID(), err)
 		}
+		bytes += len(hdr) + len(payload)
 	}
 	r.sent++
 	if r.m.on {
-		r.m.recordOut(bytes)
+		r.m.countOut(1, bytes)
 	}
 	return nil
+}
+
+// target is the consumer subtask owning key group kg.
+func (e *edgeOut) target(kg int) int {
+	if e.owners != nil {
+		return int(e.owners[kg])
+	}
+	return jobgraph.OperatorIndexFor(kg, e.maxP, e.p)
+}
+
+// nextRoundRobin is the consumer subtask a REBALANCE edge's next record goes to.
+func (e *edgeOut) nextRoundRobin() int {
+	t := e.rr
+	if e.rr++; e.rr == len(e.outs) {
+		e.rr = 0
+	}
+	return t
+}
+
+// StageLimit is how many records the chain's typed output may hold back
+// (stream.SideRouter).
+func (r *router) StageLimit() int { return r.stageLimit }
+
+// setBufferTimeout makes a buffer timeout of 0 route every record at once.
+func (r *router) setBufferTimeout(d time.Duration) {
+	r.stageLimit = stageRecords
+	if d == 0 {
+		r.stageLimit = 1
+	}
+}
+
+// flushStaged routes the records the chain's typed output holds back.
+func (r *router) flushStaged() error {
+	if r == nil || r.stage == nil {
+		return nil
+	}
+	return r.stage.FlushStaged()
 }
 
 // sendOthers sends the partly filled buffer of every output but o that has a credit for
@@ -160,8 +160,12 @@ func (r *router) sendOthers(o *netplane.Output) {
 	}
 }
 
-// broadcast writes one control message to every consumer and flushes.
+// broadcast writes one control message to every consumer, after every record emitted
+// before it, and flushes.
 func (r *router) broadcast(msg []byte) error {
+	if err := r.flushStaged(); err != nil {
+		return err
+	}
 	if r.m.on {
 		r.m.publish()
 	}
@@ -198,6 +202,9 @@ func (r *router) endOfData() error {
 // close ends every output (end of partition for the consumers).
 func (r *router) close(ctx context.Context) error {
 	var errs *multierror.Error
+	if err := r.flushStaged(); err != nil {
+		errs = multierror.Append(errs, err)
+	}
 	for _, e := range r.edges {
 		for _, o := range e.outs {
 			if err := o.Close(ctx); err != nil {

@@ -212,6 +212,7 @@ func (t *task) runSafe() (err error) {
 
 func (t *task) openOutputs(ctx context.Context) error {
 	t.router = &router{ctx: ctx, m: t.metrics}
+	t.router.setBufferTimeout(t.bufferTimeout)
 	var all []*netplane.Output
 	defer func() { t.metrics.setOutputs(all) }()
 	for _, out := range t.vertex.Outputs {
@@ -290,6 +291,9 @@ func (t *task) openOperators(ctx context.Context, restore stateSource) error {
 	t.chain = t.vertex.NewChain()
 	t.colls = make([]stream.Collector, len(t.chain))
 	next := t.vertex.OutputCollector(t.router)
+	if s, ok := next.(stream.StagedCollector); ok {
+		t.router.stage = s
+	}
 	for i := len(t.chain) - 1; i >= 0; i-- {
 		t.colls[i] = next
 		next = stream.Link(t.chain[i].Operator, next)
@@ -465,6 +469,7 @@ func (t *task) setBufferTimeout(d time.Duration) error {
 	}
 	t.bufferTimeout = d
 	if t.router != nil {
+		t.router.setBufferTimeout(d)
 		for _, e := range t.router.edges {
 			for _, o := range e.outs {
 				o.SetBufferTimeout(d)
@@ -487,11 +492,12 @@ func (t *task) inputsClosed() bool {
 	return len(t.inputs) > 0 && t.closedInputs == len(t.inputs)
 }
 
+// handleMail serves the calls in the mailbox, then routes what they emitted.
 func (t *task) handleMail(ctx context.Context) error {
 	for _, c := range t.mail.take() {
 		if err := t.handleControl(ctx, c); err != nil {
 			return err
 		}
 	}
-	return nil
+	return t.router.flushStaged()
 }

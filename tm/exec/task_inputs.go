@@ -150,6 +150,10 @@ func (t *task) nextEvent(ctx context.Context) (ev event, mail bool, err error) {
 		t.pending.release()
 		t.pending, t.next = nil, 0
 	}
+	// Between batches: what the last one emitted leaves before the subtask may wait.
+	if err := t.router.flushStaged(); err != nil {
+		return event{}, false, err
+	}
 	var batch *batch
 	select {
 	case batch = <-t.events:

@@ -67,6 +67,9 @@ func (t *task) pollUntilEnd(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("source reader: %w", err)
 		}
+		if err := t.router.flushStaged(); err != nil {
+			return err
+		}
 		if err := t.maybeEmitWatermark(); err != nil {
 			return err
 		}

@@ -32,7 +32,7 @@ const (
 )
 
 // A record whose body travels unencoded in its network buffer's side car (its consumer is
-// in the same TaskManager: stream/side_car.go, netplane.Output.WriteSide) has tagSide added
+// in the same TaskManager: stream/side_car.go, netplane.Output.WriteSides) has tagSide added
 // to its tag, and its payload is its uvarint index in the side car.
 const tagSide byte = 0x10
 

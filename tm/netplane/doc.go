@@ -6,7 +6,7 @@
 // and an Input on the consumer's plane. All channels from plane A to plane B
 // share one TCP connection, dialed by A; channels whose ends are on the same
 // plane skip the network but keep the same batching and credits, and may carry
-// records unencoded in a side car of each buffer (Output.WriteSide, side.go).
+// records unencoded in a side car of each buffer (Output.WriteSides, side.go).
 //
 //	 producer plane A                               consumer plane B
 //	┌───────────────────────┐  one TCP connection  ┌───────────────────────┐

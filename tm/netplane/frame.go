@@ -195,12 +195,15 @@ func resetReason(reason string) []byte {
 }
 
 // recordLen is the encoded size of a record of n bytes.
-func recordLen(n int) int {
-	prefix := 1
-	for v := uint64(n); v >= 0x80; v >>= 7 {
-		prefix++
+func recordLen(n int) int { return uvarintLen(uint64(n)) + n }
+
+// uvarintLen is the length of v's uvarint encoding.
+func uvarintLen(v uint64) int {
+	n := 1
+	for ; v >= 0x80; v >>= 7 {
+		n++
 	}
-	return prefix + n
+	return n
 }
 
 // appendRecord appends a uvarint length prefix and the record to buf.

@@ -18,7 +18,7 @@ type Input struct {
 	changed     chan struct{} // closed and replaced on every state change
 	queue       []received    // received buffers not yet read
 	cur         []byte        // buffer being read
-	curSide     any           // cur's side car (Output.WriteSide), nil if it has none
+	curSide     any           // cur's side car (Output.WriteSides), nil if it has none
 	pos         int           // read offset in cur
 	scratch     []byte        // Next's copy of the record it returned
 	bytes       int64         // bytes held in queue and cur
@@ -109,7 +109,7 @@ func (i *Input) awaitLocked(ctx context.Context, credits *int) error {
 }
 
 // ReadRecords hands fn the unread records of the buffer being read, in order, with the
-// buffer's side car (nil when it has none; see Output.WriteSide), waiting for one to arrive
+// buffer's side car (nil when it has none; see Output.WriteSides), waiting for one to arrive
 // (io.EOF once the producer closed the channel and everything before was read; the
 // channel's error once it failed; ctx's error). fn runs without the input's lock, which is
 // taken once per buffer rather than once per record; rec is valid only during the call, and

@@ -48,7 +48,7 @@ type remoteProducerLink struct {
 	stream uint32
 }
 
-func (l remoteProducerLink) sendData(buf []byte, _ any) { // no side car: Output.WriteSide is local only
+func (l remoteProducerLink) sendData(buf []byte, _ any) { // no side car: Output.WriteSides is local only
 	l.c.enqueue(outFrame{typ: frameData, stream: l.stream, payload: buf, pooled: true})
 }
 

@@ -22,9 +22,10 @@ type Output struct {
 	mu           sync.Mutex
 	changed      chan struct{} // closed and replaced on every state change
 	link         producerLink  // set before the output is reachable by credits
-	local        bool          // link is a localProducerLink: WriteSide may be used
+	local        bool          // link is a localProducerLink: WriteSides may be used
 	buf          []byte        // records not yet sent
-	side         any           // buf's side car (WriteSide), nil when buf has none
+	side         any           // buf's side car (WriteSides), nil when buf has none
+	sideRecords  int           // records in side
 	sideBytes    int           // the in-memory size of side's records: counts against bufferBytes
 	credits      int           // buffers the consumer can take
 	flushPending bool          // send buf as soon as a credit arrives
@@ -58,20 +59,42 @@ func (o *Output) Write(ctx context.Context, record []byte) error {
 // straight from both (a producer that prefixes its encoded records with a header does not
 // join them first).
 func (o *Output) WriteRecord(ctx context.Context, head, body []byte) error {
-	size := len(head) + len(body)
-	if size > MaxRecordBytes {
-		return fmt.Errorf("netplane: channel %s: record of %d bytes, expected at most %d", o.id, size, MaxRecordBytes)
-	}
-	need := recordLen(size)
 	o.mu.Lock()
-	err := o.writeLocked(ctx, head, body, need)
+	err := o.writeLocked(ctx, head, body)
 	o.mu.Unlock()
 	return err
 }
 
+// RecordRun is a run of encoded records a producer writes to one output in a single call
+// (WriteRecords).
+type RecordRun interface {
+	// Len is the number of records in the run.
+	Len() int
+	// Record is record k's header and body (valid until the next call).
+	Record(k int) (head, body []byte)
+}
+
+// WriteRecords is WriteRecord of every record of run, in order, with the output locked
+// once for the run.
+func (o *Output) WriteRecords(ctx context.Context, run RecordRun) error {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	for k := range run.Len() {
+		head, body := run.Record(k)
+		if err := o.writeLocked(ctx, head, body); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // writeLocked is WriteRecord with o.mu held (it may release and retake it while waiting).
-func (o *Output) writeLocked(ctx context.Context, head, body []byte, need int) error {
-	if err := o.reserveLocked(ctx, need); err != nil {
+func (o *Output) writeLocked(ctx context.Context, head, body []byte) error {
+	size := len(head) + len(body)
+	if size > MaxRecordBytes {
+		return fmt.Errorf("netplane: channel %s: record of %d bytes, expected at most %d", o.id, size, MaxRecordBytes)
+	}
+	if err := o.reserveLocked(ctx, recordLen(size)); err != nil {
 		return err
 	}
 	o.buf = append(append(binary.AppendUvarint(o.buf, uint64(len(head)+len(body))), head...), body...)
@@ -342,7 +365,7 @@ func (o *Output) signalLocked() {
 // sendLocked hands the current buffer to the link against one credit.
 func (o *Output) sendLocked() {
 	buf, side := o.buf, o.side
-	o.buf, o.side, o.sideBytes = nil, nil, 0
+	o.buf, o.side, o.sideRecords, o.sideBytes = nil, nil, 0, 0
 	o.credits--
 	o.flushPending = false
 	o.link.sendData(buf, side)
@@ -393,7 +416,7 @@ func (o *Output) fail(err error, notify bool) {
 		o.plane.pool.put(o.buf)
 		o.buf = nil
 	}
-	o.side, o.sideBytes = nil, 0
+	o.side, o.sideRecords, o.sideBytes = nil, 0, 0
 	if notify && o.link != nil {
 		o.link.sendReset(err)
 	}

@@ -13,13 +13,19 @@ import (
 // records, watermarks and barriers keep their order; the consumer reads it with the buffer
 // (ReadRecords) and it is released once the buffer's last record was read. A side-car
 // record counts against the buffer's BufferBytes with its head and its in-memory size
-// (SideAppender.SideBytes), so a channel holds no more in flight than with encoded records.
+// (SideRun.SideBytes), so a channel holds no more in flight than with encoded records.
 
-// SideAppender adds the record being written to a buffer's side car.
-type SideAppender interface {
-	// AppendSide adds the record to side (nil: the buffer has no side car yet, start one)
-	// and returns the side car and the record's index in it.
-	AppendSide(side any) (any, int)
+// SideRun is a run of records a producer writes to one output in a single call
+// (WriteSides), their bodies going into side cars.
+type SideRun interface {
+	// Len is the number of records in the run.
+	Len() int
+	// Head is record k's header (valid until the next call).
+	Head(k int) []byte
+	// AppendSides adds records from..to-1 of the run, in order, to side (nil: the buffer has
+	// no side car yet, start one) and returns the side car. They take the indexes after
+	// the records side already holds.
+	AppendSides(side any, from, to int) any
 	// SideBytes is the in-memory size of one record in a side car (0 counts as 1).
 	SideBytes() int
 }
@@ -30,20 +36,19 @@ type SideReleaser interface {
 	Release()
 }
 
-// Local reports whether the consumer is on this output's plane, so WriteSide may be used.
+// Local reports whether the consumer is on this output's plane, so WriteSides may be used.
 func (o *Output) Local() bool {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	return o.local
 }
 
-// WriteSide writes a record whose body travels in the buffer's side car: s adds it there,
-// and the buffer gets head followed by the record's uvarint index in the side car. It blocks
+// WriteSides writes the records of run whose bodies travel in the buffers' side cars: each
+// buffer gets every record's head followed by its uvarint index in the side car. The
+// output is locked once for the run, which fills as many buffers as it needs; it blocks
 // like WriteRecord. Only a Local output takes side-car records.
-func (o *Output) WriteSide(ctx context.Context, head []byte, s SideAppender) error {
-	// A record larger than a buffer takes one of its own; unlike WriteRecord's it needs no
-	// larger byte buffer.
-	need := min(recordLen(len(head)+binary.MaxVarintLen64)+max(s.SideBytes(), 1), o.bufferBytes)
+func (o *Output) WriteSides(ctx context.Context, run SideRun) error {
+	n, size := run.Len(), max(run.SideBytes(), 1)
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if !o.local {
@@ -52,16 +57,29 @@ func (o *Output) WriteSide(ctx context.Context, head []byte, s SideAppender) err
 		}
 		return fmt.Errorf("netplane: channel %s: a side-car record for a consumer on another plane", o.id)
 	}
-	if err := o.reserveLocked(ctx, need); err != nil {
-		return err
+	for k := 0; k < n; {
+		// A record larger than a buffer takes one of its own; unlike WriteRecord's it needs
+		// no larger byte buffer.
+		need := min(recordLen(len(run.Head(k))+binary.MaxVarintLen64)+size, o.bufferBytes)
+		if err := o.reserveLocked(ctx, need); err != nil {
+			return err
+		}
+		// The buffer has room for record k: append it and those after it that fit too.
+		from := k
+		for ; k < n; k++ {
+			head := run.Head(k)
+			idx := uint64(o.sideRecords + k - from)
+			l := len(head) + uvarintLen(idx)
+			if k > from && o.usedLocked()+recordLen(l)+size > o.bufferBytes {
+				break
+			}
+			o.buf = binary.AppendUvarint(append(binary.AppendUvarint(o.buf, uint64(l)), head...), idx)
+			o.sideBytes += size
+		}
+		o.side = run.AppendSides(o.side, from, k)
+		o.sideRecords += k - from
+		o.appendedLocked()
 	}
-	side, idx := s.AppendSide(o.side)
-	o.side = side
-	o.sideBytes += max(s.SideBytes(), 1)
-	var ix [binary.MaxVarintLen64]byte
-	n := binary.PutUvarint(ix[:], uint64(idx))
-	o.buf = append(append(binary.AppendUvarint(o.buf, uint64(len(head)+n)), head...), ix[:n]...)
-	o.appendedLocked()
 	return nil
 }
 

@@ -22,24 +22,26 @@ func (s *testSide) Release() {
 	*n.(*int)++
 }
 
-// sideWriter is the SideAppender of one record at a time.
-type sideWriter struct {
-	pending  string
+// sideRun is a SideRun of strings, every record with the head 'S'.
+type sideRun struct {
+	recs     []string
 	released *sync.Map
 }
 
-func (w *sideWriter) SideBytes() int { return sideStringBytes }
+func (r *sideRun) Len() int        { return len(r.recs) }
+func (r *sideRun) Head(int) []byte { return []byte{'S'} }
+func (r *sideRun) SideBytes() int  { return sideStringBytes }
 
 // sideStringBytes is the in-memory size of a string (its header).
 const sideStringBytes = 16
 
-func (w *sideWriter) AppendSide(side any) (any, int) {
+func (r *sideRun) AppendSides(side any, from, to int) any {
 	s, _ := side.(*testSide)
 	if s == nil {
-		s = &testSide{released: w.released}
+		s = &testSide{released: r.released}
 	}
-	s.recs = append(s.recs, w.pending)
-	return s, len(s.recs) - 1
+	s.recs = append(s.recs, r.recs[from:to]...)
+	return s
 }
 
 // TestSideCarRecords writes side-car records and encoded ones, interleaved, over a
@@ -61,21 +63,28 @@ func TestSideCarRecords(t *testing.T) {
 			if !out.Local() {
 				t.Fatal("an output to a consumer on the same plane is not Local")
 			}
+			// Runs of side-car records between encoded ones, of 1 to 40 records: the longer
+			// ones fill several buffers.
 			const records = 3000
+			encoded := func(n int) bool { return n%41 == 40 || n%7 == 3 }
 			var released sync.Map
-			w := &sideWriter{released: &released}
 			errc := make(chan error, 1)
 			go func() {
+				run := &sideRun{released: &released}
 				for n := range records {
-					if n%5 == 4 {
-						if err := out.Write(ctx, append([]byte{'E'}, record(n, 12)...)); err != nil {
+					if !encoded(n) {
+						run.recs = append(run.recs, string(record(n, 30)))
+						if n+1 < records && !encoded(n+1) {
+							continue
+						}
+						if err := out.WriteSides(ctx, run); err != nil {
 							errc <- err
 							return
 						}
+						run.recs = run.recs[:0]
 						continue
 					}
-					w.pending = string(record(n, 30))
-					if err := out.WriteSide(ctx, []byte{'S'}, w); err != nil {
+					if err := out.Write(ctx, append([]byte{'E'}, record(n, 12)...)); err != nil {
 						errc <- err
 						return
 					}
@@ -105,7 +114,7 @@ func TestSideCarRecords(t *testing.T) {
 						t.Fatalf("record %d: unknown head %q", n, rec[0])
 					}
 					size := 30
-					if n%5 == 4 {
+					if encoded(n) {
 						size = 12
 					}
 					if want := string(record(n, size)); got != want {
@@ -155,9 +164,9 @@ func TestSideCarNeedsLocalConsumer(t *testing.T) {
 	if out.Local() {
 		t.Fatal("an output to another plane is Local")
 	}
-	err = out.WriteSide(ctx, []byte{'S'}, &sideWriter{pending: "x", released: &sync.Map{}})
+	err = out.WriteSides(ctx, &sideRun{recs: []string{"x"}, released: &sync.Map{}})
 	if err == nil || !strings.Contains(err.Error(), id.String()) || !strings.Contains(err.Error(), "another plane") {
-		t.Fatalf("WriteSide to another plane: got %v, want an error naming channel %s", err, id)
+		t.Fatalf("WriteSides to another plane: got %v, want an error naming channel %s", err, id)
 	}
 }
 
@@ -172,12 +181,13 @@ func TestSideCarDroppedOnFailure(t *testing.T) {
 		t.Fatal(err)
 	}
 	var released sync.Map
-	w := &sideWriter{released: &released}
-	for n := range 2 * (64 / (sideStringBytes + 3)) { // two full buffers, both delivered
-		w.pending = fmt.Sprint(n)
-		if err := out.WriteSide(ctx, []byte{'S'}, w); err != nil {
-			t.Fatal(err)
-		}
+	run := &sideRun{released: &released}
+	// Two full buffers, both delivered (the record after them starts a third).
+	for n := range 2*(64/(sideStringBytes+3)) + 1 {
+		run.recs = append(run.recs, fmt.Sprint(n))
+	}
+	if err := out.WriteSides(ctx, run); err != nil {
+		t.Fatal(err)
 	}
 	// A local output hands each full buffer to the input as it fills (two credits).
 	if !in.Ready() {
