@@ -125,6 +125,7 @@ func (b *typedBatch[T]) TakeSide(side any, idx int) (int, error) {
 // are routed, encoded only for consumers in another process.
 type sideOutput[T any] struct {
 	o     *typedOutput[T]
+	r     SideRouter // o's router
 	recs  []T
 	ts    []int64
 	limit int       // recs routed once they are this many (SideRouter.StageLimit)
@@ -180,13 +181,13 @@ func (s *sideOutput[T]) add(v T, ts int64) bool {
 }
 
 // route routes the records held back, if any.
-func (s *sideOutput[T]) route(r SideRouter) error {
+func (s *sideOutput[T]) route() error {
 	if len(s.recs) == 0 {
 		return nil
 	}
-	err := r.RouteRecords(s)
+	err := s.r.RouteRecords(s)
 	clear(s.recs)
 	s.recs, s.ts = s.recs[:0], s.ts[:0]
-	s.limit = r.StageLimit()
+	s.limit = s.r.StageLimit()
 	return err
 }

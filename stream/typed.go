@@ -118,11 +118,10 @@ type typedOutput[T any] struct {
 	hash   []func(T) uint64 // nil entries: not keyed
 	hashes []uint64
 	buf    []byte
-	// side holds the records back and routes them in runs through sr, encoded only for
-	// consumers in another process (nil: T is not a value type, or r is no SideRouter; see
-	// side_car.go); the runtime flushes it (StagedCollector).
+	// side holds the records back and routes them in runs through r as a SideRouter,
+	// encoded only for consumers in another process (nil: T is not a value type, or r is no
+	// SideRouter; see side_car.go); the runtime flushes it (StagedCollector).
 	side *sideOutput[T]
-	sr   SideRouter
 }
 
 func (e erased[T]) outputCollector(r RecordRouter, outs []VertexOutput) Collector {
@@ -140,7 +139,7 @@ func (e erased[T]) outputCollector(r RecordRouter, outs []VertexOutput) Collecto
 		}
 	}
 	if sr, ok := r.(SideRouter); ok && sideCodec[T](e.c) && valueOnly(reflect.TypeFor[T]()) {
-		o.sr, o.side = sr, &sideOutput[T]{o: o, limit: sr.StageLimit()}
+		o.side = &sideOutput[T]{o: o, r: sr, limit: sr.StageLimit()}
 	}
 	return o
 }
@@ -152,13 +151,13 @@ func (o *typedOutput[T]) FlushStaged() error {
 	if o.side == nil {
 		return nil
 	}
-	return o.side.route(o.sr)
+	return o.side.route()
 }
 
 func (o *typedOutput[T]) collectTyped(v T, ts int64) error {
 	if s := o.side; s != nil {
 		if s.add(v, ts) {
-			return s.route(o.sr)
+			return s.route()
 		}
 		return nil
 	}

@@ -45,10 +45,15 @@ func (i *Input) ID() ChannelID { return i.id }
 // Next returns the next record. It blocks until one arrives, the producer
 // closes the channel (io.EOF once everything before has been read), the
 // channel fails, or ctx is done. The returned slice is valid until the next
-// call.
+// call. A buffer with a side car is an error: its records make sense only with it
+// (ReadRecords).
 func (i *Input) Next(ctx context.Context) ([]byte, error) {
 	var rec []byte
-	err := i.ReadRecords(ctx, func(r []byte, _ any) bool {
+	var sided bool
+	err := i.ReadRecords(ctx, func(r []byte, side any) bool {
+		if sided = side != nil; sided {
+			return false
+		}
 		// Copied out: the buffer goes back to the producer once its last record was read.
 		i.scratch = append(i.scratch[:0], r...)
 		rec = i.scratch
@@ -56,6 +61,9 @@ func (i *Input) Next(ctx context.Context) ([]byte, error) {
 	})
 	if err != nil {
 		return nil, err
+	}
+	if sided {
+		return nil, fmt.Errorf("netplane: channel %s: Next of a buffer with a side car (read it with ReadRecords)", i.id)
 	}
 	return rec, nil
 }

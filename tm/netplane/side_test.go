@@ -200,3 +200,23 @@ func TestSideCarDroppedOnFailure(t *testing.T) {
 		t.Fatalf("%d side cars released after the input failed, want 2", count)
 	}
 }
+
+// TestNextRefusesSideCars: Next cannot hand out a side-car record (its body is in the side
+// car), so it says to use ReadRecords rather than return a bare head.
+func TestNextRefusesSideCars(t *testing.T) {
+	ctx := testCtx(t)
+	p := newTestPlane(t, Options{BufferBytes: 256, CreditsPerChannel: 1, FlushInterval: 0})
+	id := chanID(1, 0, 0)
+	in := p.OpenInput(id)
+	out, err := p.OpenOutput(ctx, id, p.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := out.WriteSides(ctx, &sideRun{recs: []string{"x"}, released: &sync.Map{}}); err != nil {
+		t.Fatal(err)
+	}
+	rec, err := in.Next(ctx)
+	if err == nil || !strings.Contains(err.Error(), "ReadRecords") || !strings.Contains(err.Error(), id.String()) {
+		t.Fatalf("Next of a side-car record: %q, %v; want an error naming the channel and ReadRecords", rec, err)
+	}
+}
