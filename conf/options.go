@@ -543,7 +543,7 @@ var (
 	// is sent: the trade between latency and throughput.
 	ExecutionBufferTimeout = declare[time.Duration](Spec{
 		Key: "execution.buffer-timeout", Default: "100 ms",
-		Description: "How long a partly filled network buffer waits for more records before it is sent, counted from its first record: 0 sends every record at once (lowest latency), -1 only full buffers (highest throughput; a barrier, watermark or end of input still flushes); any other negative value is refused. A setting of the job: the AM's value reaches every TaskManager when it registers and again when the file changes (the data plane and the print sink follow it while the job runs); a TaskManager's own value only serves jobs whose AM sends none.",
+		Description: "How long a partly filled network buffer waits for more records before it is sent, counted from its first record: 0 sends every record at once (lowest latency), -1 only full buffers (highest throughput; a barrier, watermark or end of input still flushes); any other negative value is refused. Unless it is 0, a subtask also hands the records of value types it emits (see the codecs in the README) to the network in runs of up to 256, at the latest when it ends the step that emitted them (a source's poll, a batch of input records). A setting of the job: the AM's value reaches every TaskManager when it registers and again when the file changes (the data plane and the print sink follow it while the job runs); a TaskManager's own value only serves jobs whose AM sends none.",
 		Reloadable:  true,
 	}, durationType{minusOne: true})
 
