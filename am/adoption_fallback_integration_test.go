@@ -67,10 +67,16 @@ func startFailoverRig(t *testing.T, adoptTimeout string) *failoverRig {
 	return r
 }
 
-// failover kills the current AM and starts the next one.
-func (r *failoverRig) failover(t *testing.T) *failoverAM {
+// failover kills the current AM and starts the next one; the proxies in held keep their
+// TaskManagers from reaching it until released. They are held only once the old AM is
+// dead: a connection broken while it lives would tell it the TaskManager was lost, and it
+// would give the deployment up before the next AM could adopt it.
+func (r *failoverRig) failover(t *testing.T, held ...*proxy) *failoverAM {
 	t.Helper()
 	r.ams[len(r.ams)-1].die(r.pa, r.pb)
+	for _, px := range held {
+		px.hold()
+	}
 	next := startFailoverAM(t, r.o, r.pa, r.pb)
 	r.ams = append(r.ams, next)
 	return next
@@ -142,8 +148,7 @@ func exceptionWith(t *testing.T, a *failoverAM, s string) string {
 // it registers; the output is exact.
 func TestAMFailoverMissingTaskManagerRestores(t *testing.T) {
 	r := startFailoverRig(t, "2 s")
-	r.pb.hold()
-	next := r.failover(t)
+	next := r.failover(t, r.pb)
 	lf := waitFailover(t, next, "RESTORED", anyCount)
 	if !strings.Contains(lf.Reason, "subtasks reported within 2s; missing") || lf.Attempt != int64(r.first.Attempt) ||
 		lf.DecidedAfter < 2000 || lf.AdoptionTimeout != 2000 {
@@ -167,8 +172,7 @@ func TestAMFailoverMissingTaskManagerRestores(t *testing.T) {
 // and the output is exact.
 func TestAMFailoverReportsResentAfterReconnectAreAdopted(t *testing.T) {
 	r := startFailoverRig(t, "60 s")
-	r.pb.hold()
-	next := r.failover(t)
+	next := r.failover(t, r.pb)
 	waitFailover(t, next, "PENDING", half)
 	r.pa.hold() // tm-a's connection breaks: its reports are withdrawn
 	waitFailover(t, next, "PENDING", 0)

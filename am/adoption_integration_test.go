@@ -116,6 +116,11 @@ func (f *failoverAM) getJSON(path string, v any) error {
 // die is a crash: nothing more reaches the storage or the TaskManagers.
 func (f *failoverAM) die(pxs ...*proxy) {
 	f.st.freeze()
+	// Every link of every proxy falls silent before any closes: an AM that sees one
+	// TaskManager go must not tell another to cancel its subtasks.
+	for _, px := range pxs {
+		px.silence()
+	}
 	for _, px := range pxs {
 		px.cut()
 	}
@@ -329,10 +334,19 @@ func (p *proxy) serve(c net.Conn) {
 }
 
 func (p *proxy) cut() {
-	p.mu.Lock()
-	p.to = "127.0.0.1:1" // nothing listens until the next AM: connections are refused
-	p.mu.Unlock()
+	p.silence()
 	p.closeAll()
+}
+
+// silence drops what the AM sends on every link from now on and refuses new connections
+// (nothing listens on port 1 until the next AM), closing nothing yet.
+func (p *proxy) silence() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.to = "127.0.0.1:1"
+	for _, l := range p.links {
+		l.dead.Store(true)
+	}
 }
 
 // closeAll breaks every connection through the proxy: all fall silent first, then close.
