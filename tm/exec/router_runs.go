@@ -2,6 +2,7 @@ package exec
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/tidestream/tide/core/jobgraph"
 	"github.com/tidestream/tide/stream"
@@ -28,7 +29,7 @@ func (r *router) RouteRecords(recs stream.PendingRecords) error {
 	}
 	s := &r.runs
 	ts := recs.Timestamps()
-	s.targets = grown(s.targets, n)
+	s.targets = slices.Grow(s.targets[:0], n)[:n]
 	bytes := 0
 	for i, e := range r.edges {
 		keyed := false
@@ -38,7 +39,7 @@ func (r *router) RouteRecords(recs stream.PendingRecords) error {
 			if len(s.hashes) < n {
 				return fmt.Errorf("edge to %s is keyed, its records have no key", e.spec.To)
 			}
-			s.kgs = grown(s.kgs, n)
+			s.kgs = slices.Grow(s.kgs[:0], n)[:n]
 			for j, h := range s.hashes[:n] {
 				kg := jobgraph.KeyGroupFor(h, e.maxP)
 				s.kgs[j], s.targets[j] = int32(kg), int32(e.target(kg))
@@ -93,15 +94,8 @@ func (r *router) RouteRecords(recs stream.PendingRecords) error {
 
 // group sorts the indexes of n records into order by their consumer (of p), stable.
 func (s *runScratch) group(p, n int) {
-	s.order = grown(s.order, n)
-	s.starts = grown(s.starts, p+1)
-	if p == 1 {
-		for j := range n {
-			s.order[j] = int32(j)
-		}
-		s.starts[0], s.starts[1] = 0, int32(n)
-		return
-	}
+	s.order = slices.Grow(s.order[:0], n)[:n]
+	s.starts = slices.Grow(s.starts[:0], p+1)[:p+1]
 	clear(s.starts)
 	for _, t := range s.targets[:n] {
 		s.starts[t+1]++
@@ -114,14 +108,6 @@ func (s *runScratch) group(p, n int) {
 		s.order[s.next[t]] = int32(j)
 		s.next[t]++
 	}
-}
-
-// grown returns s with length n, reusing its array when it is large enough.
-func grown[E any](s []E, n int) []E {
-	if cap(s) < n {
-		return make([]E, n)
-	}
-	return s[:n]
 }
 
 // recordRun is the run of records for one consumer: a netplane.SideRun for one in this
