@@ -158,8 +158,9 @@ func TestAMFailoverMissingTaskManagerRestores(t *testing.T) {
 		t.Fatal("no exception history entry says task adoption was abandoned")
 	}
 	d := testkit.WaitRunningAt(t, next.getJSON, jobID, 1)
-	if d.RestoreFrom <= 0 {
-		t.Fatalf("after the fallback the job runs attempt %d restored from %d; want a restore from a checkpoint", d.Attempt, d.RestoreFrom)
+	if d.RestoreFrom <= 0 || d.Attempt <= r.first.Attempt {
+		t.Fatalf("after the fallback the job runs attempt %d restored from %d; want a restore from a checkpoint in an attempt after the recovered %d",
+			d.Attempt, d.RestoreFrom, r.first.Attempt)
 	}
 	r.pb.release() // late: its subtasks are cancelled, its slot joins the job
 	testkit.WaitRunningAt(t, next.getJSON, jobID, 2)

@@ -147,6 +147,9 @@ func New(cfg Config) (*Scheduler, error) {
 		}
 	}
 	if cfg.Recovered != nil {
+		// Attempts go on from the recovered one: the next deployment, adopted or not, is
+		// not attempt 1 again.
+		s.attempt = max(cfg.Recovered.Attempt, 0)
 		s.preferPlacement(cfg.Recovered.Placement)
 		var why string
 		if s.adopt, why = s.newAdoption(cfg.Recovered); s.adopt == nil {
