@@ -316,8 +316,12 @@ func (a *AM) shutdown(res Result) {
 		// No checkpoint is written any more: what the retention keeps is final, and the
 		// application's diagnostics say where a kept one is.
 		a.ckpt.wait()
-		if kept := a.applyCheckpointRetention(ctx, res.Status); kept != "" {
-			res.Cause += "; " + kept
+		kept, note := a.applyCheckpointRetention(ctx, res.Status)
+		if note != "" {
+			res.Cause += "; " + note
+		}
+		if k, ok := a.driver.(pathKeeper); ok && kept != "" {
+			k.Keep(kept)
 		}
 		if err := a.driver.Deregister(ctx, finalStatus(res.Status), res.Cause); err != nil {
 			a.log.Warn("deregister failed", "driver", a.driver.Name(), "err", err)

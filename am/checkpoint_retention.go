@@ -30,13 +30,20 @@ func discardCheckpoints(retention string, status core.JobStatus) bool {
 	return false
 }
 
+// pathKeeper is a driver that deletes a directory of its own when the application ends
+// (YARN's staging directory, where checkpoints go unless state.checkpoints.dir says
+// otherwise): Keep names the checkpoint the retention kept, so that the driver leaves the
+// directory that holds it.
+type pathKeeper interface{ Keep(path string) }
+
 // applyCheckpointRetention deletes the ended job's checkpoint directory (<dir>/<job-id>) or
 // keeps it, as execution.checkpointing.externalized-checkpoint-retention says. When the
-// retention keeps checkpoints, it returns a sentence naming the kept latest one (or saying
-// that none had completed); "" when they were deleted.
-func (a *AM) applyCheckpointRetention(ctx context.Context, status core.JobStatus) string {
+// retention keeps checkpoints, it returns the kept latest one's path ("" when none had
+// completed) and a sentence naming it (or saying that none had completed); "", "" when they
+// were deleted.
+func (a *AM) applyCheckpointRetention(ctx context.Context, status core.JobStatus) (kept, note string) {
 	if a.cfg.Storage == nil || a.ckpt.store == nil {
-		return ""
+		return "", ""
 	}
 	retention := a.cfg.CheckpointRetention
 	if retention == "" {
@@ -49,17 +56,15 @@ func (a *AM) applyCheckpointRetention(ctx context.Context, status core.JobStatus
 		} else {
 			a.log.Info("checkpoints deleted", "status", status, "retention", retention, "dir", dir)
 		}
-		return ""
+		return "", ""
 	}
-	id := a.ckpt.latest()
-	path := ""
-	if id != 0 {
-		path = a.ckpt.chkPath(int64(id))
-		a.log.Info("checkpoint kept", "status", status, "retention", retention, "checkpoint", id, "path", path)
+	if id := a.ckpt.latest(); id != 0 {
+		kept = a.ckpt.chkPath(int64(id))
+		a.log.Info("checkpoint kept", "status", status, "retention", retention, "checkpoint", id, "path", kept)
 	} else {
 		a.log.Info("no checkpoint to keep: none had completed", "status", status, "retention", retention, "dir", dir)
 	}
-	return keptNote(retention, path)
+	return kept, keptNote(retention, kept)
 }
 
 // keptNote is the sentence the job's end carries about the checkpoint its retention keeps

@@ -23,5 +23,6 @@
 // directory (StagingStore, <staging>/<appId>/am-address) where the TaskManagers look when
 // they lose the AM, and the driver of the next attempt adopts the containers YARN hands
 // back at registration (naming their TaskManagers from <staging>/<appId>/containers/).
-// The AM removes the staging directory once the application succeeded or was cancelled.
+// The AM removes the staging directory once the application succeeded or was cancelled,
+// unless it holds the checkpoint the job keeps (Driver.Keep).
 package yarn

@@ -9,6 +9,7 @@ import (
 	"net"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -74,6 +75,7 @@ type Driver struct {
 	started    bool
 	closed     bool
 	finished   bool
+	kept       string // a path the job's end keeps (Keep)
 	handler    drivers.EventHandler
 	blocked    drivers.BlockedNodes
 	seq        int
@@ -385,15 +387,32 @@ func (d *Driver) Deregister(ctx context.Context, status drivers.FinalStatus, dia
 	return nil
 }
 
+// Keep names a path the job's end keeps (the checkpoint its retention retains, say under
+// RETAIN_ON_CANCELLATION): when it lies in the staging directory, the directory stays after
+// the application ends. Call it before Deregister.
+func (d *Driver) Keep(path string) {
+	d.mu.Lock()
+	d.kept = path
+	d.mu.Unlock()
+}
+
 // removeStaging deletes the application's staging directory once the application has
 // finished for good: succeeded, or killed (cancelled). After a failure it stays, since the
-// checkpoints live there unless state.checkpoints.dir says otherwise.
+// checkpoints live there unless state.checkpoints.dir says otherwise; so it does when it
+// holds the checkpoint the job's end keeps (Keep).
 func (d *Driver) removeStaging(ctx context.Context, status drivers.FinalStatus) {
 	if d.cfg.Records == nil {
 		return
 	}
 	if status != drivers.StatusSucceeded && status != drivers.StatusKilled {
 		d.log.Info("keeping the staging directory (its checkpoints may be needed)", "status", status)
+		return
+	}
+	d.mu.Lock()
+	kept := d.kept
+	d.mu.Unlock()
+	if dir := d.cfg.Records.Dir(); kept != "" && strings.HasPrefix(kept, dir+"/") {
+		d.log.Info("keeping the staging directory: it holds the checkpoint the job keeps", "status", status, "dir", dir, "checkpoint", kept)
 		return
 	}
 	if err := d.cfg.Records.Remove(ctx); err != nil {

@@ -97,6 +97,8 @@ type AttemptRecords interface {
 	ForgetContainer(ctx context.Context, container string) error
 	// Remove deletes the staging directory once the application has finished.
 	Remove(ctx context.Context) error
+	// Dir is the staging directory's URI.
+	Dir() string
 }
 
 // LaunchFunc builds the launch context of the TaskManager id in a container on node (the

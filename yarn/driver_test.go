@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -373,6 +374,46 @@ func TestDriverDeregisterStatus(t *testing.T) {
 		}
 		if len(f.finished) != 1 || f.finished[0] != tt.want {
 			t.Errorf("Deregister(%s) sent %v, want %v", tt.in, f.finished, tt.want)
+		}
+	}
+}
+
+// TestDriverDeregisterStaging: the staging directory goes after success or cancellation,
+// stays after a failure, and stays when the job's end kept a checkpoint in it (Keep), not
+// when the kept checkpoint is elsewhere.
+func TestDriverDeregisterStaging(t *testing.T) {
+	for _, tt := range []struct {
+		status drivers.FinalStatus
+		keep   string // relative to the staging directory; "/": outside it
+		stays  bool
+	}{
+		{drivers.StatusSucceeded, "", false},
+		{drivers.StatusKilled, "", false},
+		{drivers.StatusFailed, "", true},
+		{drivers.StatusKilled, "checkpoints/j/chk-3", true},
+		{drivers.StatusKilled, "/", false},
+	} {
+		f := newFakeRM()
+		d := newFakeDriver(t, f, nil)
+		s, dir := newStagingStore(t)
+		d.cfg.Records = s
+		startFake(t, d, drivertest.NewRecorder(), nil)
+		if err := s.PublishAMAddress(ctxT(t), "am-host:6123"); err != nil { // the directory exists
+			t.Fatal(err)
+		}
+		switch tt.keep {
+		case "":
+		case "/":
+			d.Keep(s.Dir() + "-other/checkpoints/j/chk-3")
+		default:
+			d.Keep(s.Dir() + "/" + tt.keep)
+		}
+		if err := d.Deregister(ctxT(t), tt.status, "diag"); err != nil {
+			t.Fatal(err)
+		}
+		_, err := os.Stat(dir)
+		if stays := err == nil; stays != tt.stays {
+			t.Errorf("%s, kept %q: staging directory stays = %v (%v), want %v", tt.status, tt.keep, stays, err, tt.stays)
 		}
 	}
 }

@@ -4,12 +4,12 @@ import (
 	"context"
 	"os/exec"
 	"regexp"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/tidestream/tide/internal/testkit"
+	"github.com/tidestream/tide/storage"
 	"github.com/tidestream/tide/test/hadoop/hadooptest"
 )
 
@@ -18,17 +18,21 @@ import (
 // and after the AM moves to a second attempt; tide run prints the new AM's address when
 // attempt 2 starts; tide list --target yarn lists the application; tide cancel APPLICATION_ID
 // cancels its job, which keeps its latest checkpoint under RETAIN_ON_CANCELLATION and says
-// where; tide run's last line says how the application ended, and a client command on the
+// where (in the default checkpoint directory, inside the staging directory, which then
+// stays); tide run's last line says how the application ended, and a client command on the
 // ended application says so.
 func TestYARNClientByApplicationID(t *testing.T) {
 	env := hadooptest.RequireYARN(t)
 	jobArgs := []string{"--records", "1000000", "--keys", "7", "--rate", "2000", "--output", t.TempDir()}
-	ckpt := "tide-test/yarn-client-" + strconv.FormatInt(time.Now().UnixNano(), 36)
-	root := hdfsDeletedAfter(t, env, ckpt)
-	// Checkpoints outside the staging directory (which goes when the application is
-	// cancelled), kept when the job is cancelled.
-	r := startYarnRun(t, env, []string{"-Dyarn.application-attempts=2", "-Dstate.checkpoints.dir=" + env.URI + "/" + ckpt,
+	// Checkpoints in the default directory, inside the staging directory: it goes when the
+	// application is cancelled, unless it holds the checkpoint the job keeps.
+	r := startYarnRun(t, env, []string{"-Dyarn.application-attempts=2",
 		"-Dexecution.checkpointing.externalized-checkpoint-retention=RETAIN_ON_CANCELLATION"}, jobArgs)
+	t.Cleanup(func() { removeStaging(t, r.out.String(), r.app) })
+	staging := stagingRE.FindStringSubmatch(r.out.String())
+	if staging == nil {
+		t.Fatalf("tide run does not name the staging directory:\n%s", r.out.String())
+	}
 	jid := r.jobID(t)
 	waitYarnRunning(t, r.track, jid, 2, nil)
 
@@ -82,8 +86,19 @@ func TestYARNClientByApplicationID(t *testing.T) {
 	if m == nil {
 		t.Fatalf("tide run does not say where the cancelled job's checkpoint is kept:\n%s", out)
 	}
-	if _, err := root.Stat(context.Background(), strings.TrimPrefix(m[1], env.URI+"/")+"/_metadata"); err != nil {
-		t.Errorf("the kept checkpoint %s: %v", m[1], err)
+	if !strings.HasPrefix(m[1], staging[1]+"/") {
+		t.Errorf("the kept checkpoint %s is not in the staging directory %s (the default checkpoint directory)", m[1], staging[1])
+	}
+	if !strings.Contains(out, "Staging directory "+staging[1]+" kept (APP_KILLED): it holds the checkpoint the job keeps") {
+		t.Errorf("tide run does not say the staging directory stays for the kept checkpoint:\n%s", out)
+	}
+	st, err := storage.Open(context.Background(), staging[1], storage.Options{User: currentUser()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if _, err := st.Stat(context.Background(), strings.TrimPrefix(m[1], staging[1]+"/")+"/_metadata"); err != nil {
+		t.Errorf("the kept checkpoint %s after the application ended: %v", m[1], err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
