@@ -49,7 +49,16 @@ func (s *Scheduler) Restore(now time.Time, r Restored) (skipped []blocklist.Bloc
 		exceptions = exceptions[over:]
 	}
 	s.exceptions = append(exceptions, s.exceptions...)
+	// Attempts go on from the newest the earlier AM ran (its deployment, or its histories
+	// when it died between deployments), not from 1 again.
+	for _, rs := range r.Rescales {
+		s.attempt = max(s.attempt, rs.Attempt)
+	}
+	for _, e := range r.Exceptions {
+		s.attempt = max(s.attempt, e.Attempt)
+	}
 	if r.Deployment != nil {
+		s.attempt = max(s.attempt, r.Deployment.Attempt)
 		s.preferPlacement(r.Deployment.Placement)
 	}
 	if r.Deployment != nil && s.adopt == nil {

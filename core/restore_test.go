@@ -96,3 +96,40 @@ func TestRestoredPlacementKeepsSubtasksWhereTheyRan(t *testing.T) {
 		})
 	}
 }
+
+// After an AM failover the next deployment is the attempt after the newest one the earlier
+// AM ran: its recorded deployment's, or, when it died between deployments, the newest its
+// histories name; with nothing restored it is attempt 1.
+func TestRestoredAttemptsGoOn(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		r    Restored
+		want AttemptID
+	}{
+		{"nothing restored", Restored{}, 1},
+		{"deployment", Restored{Deployment: &RecoveredDeployment{Job: "j", Run: "run-a", Attempt: 3,
+			Parallelism: map[VertexID]int{"map": 2}}}, 4},
+		{"histories only", Restored{Rescales: []Rescale{{ID: 1, Attempt: 2}, {ID: 2, Attempt: 5}},
+			Exceptions: []ExceptionEntry{{Error: "lost", Attempt: 6}}}, 7},
+		{"deployment older than the histories", Restored{Rescales: []Rescale{{ID: 1, Attempt: 4}},
+			Deployment: &RecoveredDeployment{Job: "j", Run: "run-a", Attempt: 3, Parallelism: map[VertexID]int{"map": 2}}}, 5},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			o := testOptions()
+			o.AdoptTimeout = 0 // adoption off: the job restores
+			h := newHarness(t, o)
+			h.s.Restore(h.now, tc.r)
+			h.step(TaskManagerRegistered{TaskManager: "tm1", Node: "n1", Slots: 2})
+			h.step(Start{})
+			for _, e := range h.last {
+				if d, ok := e.(Deploy); ok {
+					if d.Attempt != tc.want {
+						t.Fatalf("deployed attempt %d, want %d", d.Attempt, tc.want)
+					}
+					return
+				}
+			}
+			t.Fatalf("no deployment: %v", h.last)
+		})
+	}
+}
