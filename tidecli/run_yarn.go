@@ -190,7 +190,7 @@ func runYarnPerJob(c *cli.Context) error {
 	})
 	if err != nil && ctx.Err() != nil {
 		stop() // a second Ctrl-C ends tide run at once
-		return interrupted(c, rm, staging, app, name, p.TrackingURL)
+		return interrupted(c, rm, staging, app, name, p.TrackingURL, retainedInStaging(cfg))
 	}
 	if err != nil && !errors.Is(err, yarn.ErrApplicationFailed) {
 		return err // lost the RM: the application's end is unknown
@@ -211,8 +211,9 @@ func runYarnPerJob(c *cli.Context) error {
 }
 
 // interrupted handles Ctrl-C during an attached tide run: with --cancel-on-exit it kills
-// the application, otherwise it says how to stop the application, which goes on.
-func interrupted(c *cli.Context, rm *yarn.ClientRM, staging storage.Storage, app *yarn.Application, job, tracking string) error {
+// the application and removes its staging directory (unless retained, retainedInStaging,
+// and a checkpoint completed), otherwise it says how to stop the application, which goes on.
+func interrupted(c *cli.Context, rm *yarn.ClientRM, staging storage.Storage, app *yarn.Application, job, tracking string, retained bool) error {
 	out := c.App.Writer
 	appID := yarn.ApplicationIDString(app.ID)
 	if c.Bool("cancel-on-exit") {
@@ -230,6 +231,22 @@ func interrupted(c *cli.Context, rm *yarn.ClientRM, staging storage.Storage, app
 		}
 		if err := awaitAMStopped(ctx, tracking); err != nil {
 			return fmt.Errorf("%s killed, but its AM has not stopped; its staging directory %s stays: %w", appID, app.StagingDir, err)
+		}
+		if retained {
+			// Killing cancels the job, whose retention keeps its checkpoints: the latest
+			// one stays with the staging directory.
+			kept, err := latestStagedCheckpoint(ctx, staging, appID)
+			if err != nil {
+				return fmt.Errorf("%s killed; its staging directory %s stays (finding the checkpoint %s keeps: %w)",
+					appID, app.StagingDir, am.RetainOnCancellation, err)
+			}
+			if kept != "" {
+				path := staging.URI() + "/" + kept
+				fmt.Fprintf(out, "Killed %s; staging directory %s kept: it holds the job's latest checkpoint %s (%s; resume with --fromSavepoint %s)\n",
+					appID, app.StagingDir, path, am.RetainOnCancellation, path)
+				return nil
+			}
+			fmt.Fprintf(out, "%s killed before any checkpoint completed: none is kept (%s)\n", appID, am.RetainOnCancellation)
 		}
 		if err := removeStagingForGood(ctx, out, staging, appID, app.StagingDir); err != nil {
 			return fmt.Errorf("%s killed, but its staging directory %s may stay: %w", appID, app.StagingDir, err)

@@ -8,6 +8,9 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/tidestream/tide/am"
+	"github.com/tidestream/tide/conf"
+	"github.com/tidestream/tide/core/checkpoint"
 	"github.com/tidestream/tide/storage"
 )
 
@@ -82,4 +85,50 @@ func removeStagingForGood(ctx context.Context, out io.Writer, st storage.Storage
 		goneSince = time.Now()
 	}
 	return nil
+}
+
+// retainedInStaging reports whether a killed application's checkpoints are to be kept in
+// its staging directory: they go there (state.checkpoints.dir unset) and the retention
+// keeps them when the job is cancelled, which killing it is.
+func retainedInStaging(cfg *conf.Config) bool {
+	dir, ok := conf.CheckpointsDir.Lookup(cfg)
+	return (!ok || dir == "") && conf.CheckpointsRetention.Get(cfg) == am.RetainOnCancellation
+}
+
+// latestStagedCheckpoint is the path under st (the staging root) of the newest completed
+// checkpoint (a chk-<n> directory with its metadata) in application name's default
+// checkpoint directory; "" when none completed.
+func latestStagedCheckpoint(ctx context.Context, st storage.Storage, name string) (string, error) {
+	root := name + "/checkpoints"
+	jobs, err := st.List(ctx, root)
+	if errors.Is(err, storage.ErrNotFound) {
+		return "", nil
+	}
+	if err != nil {
+		return "", err
+	}
+	latest, newest := "", int64(0)
+	for _, j := range jobs {
+		if !j.IsDir {
+			continue
+		}
+		entries, err := st.List(ctx, root+"/"+j.Name)
+		if err != nil {
+			return "", err
+		}
+		for _, e := range entries {
+			n, ok := checkpoint.ParseChkName(e.Name)
+			if !ok || !e.IsDir || n <= newest {
+				continue
+			}
+			switch _, err := st.Stat(ctx, root+"/"+checkpoint.MetadataPath(j.Name, n)); {
+			case errors.Is(err, storage.ErrNotFound): // not completed
+			case err != nil:
+				return "", err
+			default:
+				latest, newest = root+"/"+checkpoint.ChkDir(j.Name, n), n
+			}
+		}
+	}
+	return latest, nil
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tidestream/tide/conf"
 	"github.com/tidestream/tide/storage"
 )
 
@@ -108,4 +109,51 @@ func setStagingTimes(poll, quiet time.Duration) (restore func()) {
 	p, q := stagingPoll, stagingQuiet
 	stagingPoll, stagingQuiet = poll, quiet
 	return func() { stagingPoll, stagingQuiet = p, q }
+}
+
+// A killed application's checkpoints stay in its staging directory only when they went
+// there (no state.checkpoints.dir) and the retention keeps them on cancellation.
+func TestRetainedInStaging(t *testing.T) {
+	for _, tt := range []struct {
+		dynamic []string
+		want    bool
+	}{
+		{nil, false},
+		{[]string{"execution.checkpointing.externalized-checkpoint-retention=RETAIN_ON_CANCELLATION"}, true},
+		{[]string{"execution.checkpointing.externalized-checkpoint-retention=RETAIN_ON_CANCELLATION", "state.checkpoints.dir=hdfs:///ck"}, false},
+		{[]string{"execution.checkpointing.externalized-checkpoint-retention=NO_EXTERNALIZED_CHECKPOINTS"}, false},
+	} {
+		t.Setenv("FLINK_CONF_DIR", "")
+		cfg, _, err := conf.Load("", tt.dynamic)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := retainedInStaging(cfg); got != tt.want {
+			t.Errorf("%v: retainedInStaging = %v, want %v", tt.dynamic, got, tt.want)
+		}
+	}
+}
+
+// The newest checkpoint with its metadata is the one a killed application keeps; one
+// without metadata did not complete, and other names are no checkpoints.
+func TestLatestStagedCheckpoint(t *testing.T) {
+	ctx := context.Background()
+	st, err := storage.Open(ctx, "file://"+t.TempDir(), storage.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	const app = "application_1_0001"
+	if got, err := latestStagedCheckpoint(ctx, st, app); err != nil || got != "" {
+		t.Fatalf("no checkpoint directory: %q, %v; want none", got, err)
+	}
+	for _, name := range []string{"job-a/chk-1/_metadata", "job-a/chk-3/_metadata", "job-a/chk-4/part-0", "job-a/chk-07/_metadata", "job-a/shared/x", "job-a/_latest"} {
+		if err := storage.WriteFile(ctx, st, app+"/checkpoints/"+name, []byte("x")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := latestStagedCheckpoint(ctx, st, app)
+	if err != nil || got != app+"/checkpoints/job-a/chk-3" {
+		t.Fatalf("latest = %q, %v; want %s/checkpoints/job-a/chk-3 (chk-4 has no metadata)", got, err, app)
+	}
 }

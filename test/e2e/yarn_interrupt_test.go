@@ -75,6 +75,26 @@ func TestYARNInterrupt(t *testing.T) {
 			t.Fatalf("staging directory %s is back 5 s after tide run removed it (modified %s, err %v)", dir, fi.ModTime.Format(time.RFC3339Nano), err)
 		}
 	})
+	t.Run("cancel-on-exit keeps a retained checkpoint", func(t *testing.T) {
+		// Killing cancels the job; under RETAIN_ON_CANCELLATION its latest checkpoint, in
+		// the default directory inside the staging directory, must outlive the kill.
+		r := startYarnRun(t, env, []string{"--cancel-on-exit",
+			"-Dexecution.checkpointing.externalized-checkpoint-retention=RETAIN_ON_CANCELLATION"}, append(jobArgs, "--output", t.TempDir()))
+		t.Cleanup(func() { removeStaging(t, r.out.String(), r.app) })
+		jid := r.jobID(t)
+		waitYarnCheckpoint(t, r.track, jid)
+		out := interruptRun(t, r)
+		m := regexp.MustCompile(`Killed ` + r.app + `; staging directory \S+ kept: it holds the job's latest checkpoint (\S+/` + jid + `/chk-\d+) \(RETAIN_ON_CANCELLATION; resume with --fromSavepoint `).FindStringSubmatch(out)
+		if m == nil {
+			t.Fatalf("tide run --cancel-on-exit does not say it kept the job's checkpoint:\n%s", out)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		_, st := openStaging(ctx, t, r)
+		if _, err := st.Stat(ctx, strings.TrimPrefix(m[1], st.URI()+"/")+"/_metadata"); err != nil {
+			t.Fatalf("the kept checkpoint %s after the kill: %v", m[1], err)
+		}
+	})
 }
 
 // interruptRun sends tide run SIGINT (Ctrl-C) and returns its output once it exited.
