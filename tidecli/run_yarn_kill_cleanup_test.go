@@ -54,11 +54,7 @@ func TestRemoveStagingForGood(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := context.Background()
-			st, err := storage.Open(ctx, "file://"+t.TempDir(), storage.Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer st.Close()
+			st := tempStorage(t)
 			const app = "application_1_0001"
 			if err := write(st, app+"/chk-1/_metadata"); err != nil {
 				t.Fatal(err)
@@ -138,11 +134,7 @@ func TestRetainedInStaging(t *testing.T) {
 // without metadata did not complete, and other names are no checkpoints.
 func TestLatestStagedCheckpoint(t *testing.T) {
 	ctx := context.Background()
-	st, err := storage.Open(ctx, "file://"+t.TempDir(), storage.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st := tempStorage(t)
 	const app = "application_1_0001"
 	if got, err := latestStagedCheckpoint(ctx, st, app); err != nil || got != "" {
 		t.Fatalf("no checkpoint directory: %q, %v; want none", got, err)
@@ -156,4 +148,15 @@ func TestLatestStagedCheckpoint(t *testing.T) {
 	if err != nil || got != app+"/checkpoints/job-a/chk-3" {
 		t.Fatalf("latest = %q, %v; want %s/checkpoints/job-a/chk-3 (chk-4 has no metadata)", got, err, app)
 	}
+}
+
+// tempStorage is a file:// storage in a fresh directory, closed when the test ends.
+func tempStorage(t *testing.T) storage.Storage {
+	t.Helper()
+	st, err := storage.Open(context.Background(), "file://"+t.TempDir(), storage.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return st
 }

@@ -5,19 +5,13 @@ import (
 	"context"
 	"regexp"
 	"testing"
-
-	"github.com/tidestream/tide/storage"
 )
 
 // TestUploadProgress stages a 2 MB file and a small one through uploadProgress: the big one
 // prints where it goes and how long it took, the small one nothing; both are committed.
 func TestUploadProgress(t *testing.T) {
 	ctx := context.Background()
-	s, err := storage.Open(ctx, "file://"+t.TempDir(), storage.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := tempStorage(t)
 	var out bytes.Buffer
 	p := uploadProgress{Storage: s, out: &out}
 	for name, size := range map[string]int{"app/tide": 2_000_000, "app/tide.yaml": 300} {
