@@ -24,28 +24,34 @@ type checkpointStore struct {
 
 // scan lists <jobID>/ and classifies what it holds.
 func (s *checkpointStore) scan(ctx context.Context) (checkpoint.Selection, error) {
-	entries, err := s.st.List(ctx, s.jobID)
+	return ScanCheckpoints(ctx, s.st, s.jobID)
+}
+
+// ScanCheckpoints lists dir, a job's checkpoint directory in st (<state.checkpoints.dir>/
+// <job-id>), and classifies what it holds (checkpoint.Select); a missing dir holds nothing.
+func ScanCheckpoints(ctx context.Context, st storage.Storage, dir string) (checkpoint.Selection, error) {
+	entries, err := st.List(ctx, dir)
 	if errors.Is(err, storage.ErrNotFound) {
 		return checkpoint.Selection{}, nil
 	}
 	if err != nil {
-		return checkpoint.Selection{}, fmt.Errorf("list checkpoints of job %s in %s: %w", s.jobID, s.st.URI(), err)
+		return checkpoint.Selection{}, fmt.Errorf("list the checkpoints in %s/%s: %w", st.URI(), dir, err)
 	}
-	dir := make([]checkpoint.DirEntry, 0, len(entries))
+	listing := make([]checkpoint.DirEntry, 0, len(entries))
 	for _, e := range entries {
 		de := checkpoint.DirEntry{Name: e.Name, IsDir: e.IsDir}
 		if _, ok := checkpoint.ParseChkName(e.Name); ok && e.IsDir {
-			files, err := s.st.List(ctx, path.Join(s.jobID, e.Name))
+			files, err := st.List(ctx, path.Join(dir, e.Name))
 			if err != nil && !errors.Is(err, storage.ErrNotFound) {
-				return checkpoint.Selection{}, fmt.Errorf("list %s/%s: %w", s.jobID, e.Name, err)
+				return checkpoint.Selection{}, fmt.Errorf("list %s/%s/%s: %w", st.URI(), dir, e.Name, err)
 			}
 			for _, f := range files {
 				de.Files = append(de.Files, f.Name)
 			}
 		}
-		dir = append(dir, de)
+		listing = append(listing, de)
 	}
-	return checkpoint.Select(dir), nil
+	return checkpoint.Select(listing), nil
 }
 
 // writeFile writes name in st whole, naming the file in its errors.

@@ -295,6 +295,7 @@ func (s *Scheduler) tryAdopt(now time.Time) bool {
 	a := s.adopt
 	s.attempt = a.want.Attempt - 1 // deploy numbers the attempt one above
 	if err := s.deploy(plan); err != nil {
+		s.attempt = a.want.Attempt // the restore is the attempt after the recovered one
 		s.adoptionFallback(now, "the reported slots cannot be reserved: "+err.Error())
 		return true
 	}
@@ -311,7 +312,6 @@ func (s *Scheduler) tryAdopt(now time.Time) bool {
 func (s *Scheduler) adoptionFallback(now time.Time, reason string) {
 	a := s.adopt
 	a.open, a.fallback = false, reason
-	s.attempt = max(s.attempt, a.want.Attempt) // the restore is the attempt after the recovered one
 	s.log.Warn("task adoption abandoned: restoring from the latest checkpoint", "reason", reason,
 		"reported", len(a.reports), "total", a.total, "restore_from", s.latestCheckpoint)
 	s.addException(ExceptionEntry{Time: now, Attempt: a.want.Attempt,

@@ -41,37 +41,43 @@ func (s *Scheduler) Restore(now time.Time, r Restored) (skipped []blocklist.Bloc
 		rescales = rescales[over:]
 	}
 	s.history.done = append(rescales, s.history.done...)
+	// Rescale ids and attempts go on from the newest the earlier AM used (attempts from
+	// its deployment too, or from its histories alone when it died between deployments).
 	for _, rs := range r.Rescales {
 		s.history.nextID = max(s.history.nextID, rs.ID)
+		s.attempt = max(s.attempt, rs.Attempt)
 	}
 	exceptions := slices.Clone(r.Exceptions)
 	if over := len(exceptions) - s.opts.ExceptionHistorySize; over > 0 {
 		exceptions = exceptions[over:]
 	}
 	s.exceptions = append(exceptions, s.exceptions...)
-	// Attempts go on from the newest the earlier AM ran (its deployment, or its histories
-	// when it died between deployments), not from 1 again.
-	for _, rs := range r.Rescales {
-		s.attempt = max(s.attempt, rs.Attempt)
-	}
 	for _, e := range r.Exceptions {
 		s.attempt = max(s.attempt, e.Attempt)
 	}
 	if r.Deployment != nil {
-		s.attempt = max(s.attempt, r.Deployment.Attempt)
-		s.preferPlacement(r.Deployment.Placement)
-	}
-	if r.Deployment != nil && s.adopt == nil {
-		var why string
-		if s.adopt, why = s.newAdoption(r.Deployment); s.adopt == nil {
-			s.adoptSkipped = why
-			s.log.Info("recovered deployment not adopted; the job restores from the latest checkpoint", "reason", why)
-		} else {
-			s.log.Info("waiting for the TaskManagers to report the subtasks they kept running", "attempt", r.Deployment.Attempt,
-				"run", r.Deployment.Run, "subtasks", s.adopt.total, "timeout", s.opts.AdoptTimeout)
-		}
+		s.recoverDeployment(r.Deployment)
 	}
 	return skipped
+}
+
+// recoverDeployment takes over the deployment an earlier AM ran: attempts go on from its
+// number (the next deployment, adopted or not, is not attempt 1 again), its subtasks are
+// placed where they ran, and it is adopted when it can be (unless an adoption is pending).
+func (s *Scheduler) recoverDeployment(r *RecoveredDeployment) {
+	s.attempt = max(s.attempt, r.Attempt)
+	s.preferPlacement(r.Placement)
+	if s.adopt != nil {
+		return
+	}
+	var why string
+	if s.adopt, why = s.newAdoption(r); s.adopt == nil {
+		s.adoptSkipped = why
+		s.log.Info("recovered deployment not adopted; the job restores from the latest checkpoint", "reason", why)
+		return
+	}
+	s.log.Info("waiting for the TaskManagers to report the subtasks they kept running", "attempt", r.Attempt,
+		"run", r.Run, "subtasks", s.adopt.total, "timeout", s.opts.AdoptTimeout)
 }
 
 // LatestException is the newest entry of the exception history; the AM compares it to

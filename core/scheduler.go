@@ -147,15 +147,7 @@ func New(cfg Config) (*Scheduler, error) {
 		}
 	}
 	if cfg.Recovered != nil {
-		// Attempts go on from the recovered one: the next deployment, adopted or not, is
-		// not attempt 1 again.
-		s.attempt = max(cfg.Recovered.Attempt, 0)
-		s.preferPlacement(cfg.Recovered.Placement)
-		var why string
-		if s.adopt, why = s.newAdoption(cfg.Recovered); s.adopt == nil {
-			s.adoptSkipped = why
-			log.Info("recovered deployment not adopted; the job restores from the latest checkpoint", "reason", why)
-		}
+		s.recoverDeployment(cfg.Recovered)
 	}
 	s.state = &created{baseState{s}}
 	return s, nil

@@ -96,8 +96,7 @@ func retainedInStaging(cfg *conf.Config) bool {
 }
 
 // latestStagedCheckpoint is the path under st (the staging root) of the newest completed
-// checkpoint (a chk-<n> directory with its metadata) in application name's default
-// checkpoint directory; "" when none completed.
+// checkpoint in application name's default checkpoint directory; "" when none completed.
 func latestStagedCheckpoint(ctx context.Context, st storage.Storage, name string) (string, error) {
 	root := name + "/checkpoints"
 	jobs, err := st.List(ctx, root)
@@ -112,22 +111,12 @@ func latestStagedCheckpoint(ctx context.Context, st storage.Storage, name string
 		if !j.IsDir {
 			continue
 		}
-		entries, err := st.List(ctx, root+"/"+j.Name)
+		sel, err := am.ScanCheckpoints(ctx, st, root+"/"+j.Name)
 		if err != nil {
 			return "", err
 		}
-		for _, e := range entries {
-			n, ok := checkpoint.ParseChkName(e.Name)
-			if !ok || !e.IsDir || n <= newest {
-				continue
-			}
-			switch _, err := st.Stat(ctx, root+"/"+checkpoint.MetadataPath(j.Name, n)); {
-			case errors.Is(err, storage.ErrNotFound): // not completed
-			case err != nil:
-				return "", err
-			default:
-				latest, newest = root+"/"+checkpoint.ChkDir(j.Name, n), n
-			}
+		if sel.Latest > newest {
+			latest, newest = root+"/"+checkpoint.ChkDir(j.Name, sel.Latest), sel.Latest
 		}
 	}
 	return latest, nil

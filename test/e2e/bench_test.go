@@ -114,9 +114,9 @@ func benchWordCount(b *testing.B, in string, words, p int) {
 	loopCPU, tideCPU := time.Duration(1<<62), time.Duration(1<<62)
 	runs := max(b.N, 3)
 	for range runs {
-		cpu0 := processCPU(b, syscall.RUSAGE_SELF)
+		cpu0 := testkit.CPUTime(b, syscall.RUSAGE_SELF)
 		base = max(base, loopWordsPerSecond(b, in, words))
-		loopCPU = min(loopCPU, processCPU(b, syscall.RUSAGE_SELF)-cpu0)
+		loopCPU = min(loopCPU, testkit.CPUTime(b, syscall.RUSAGE_SELF)-cpu0)
 		t, r, cpu := runWordCount(b, tideBin, in, words, p)
 		perSec = max(perSec, float64(words)/t.Seconds())
 		runPerSec = max(runPerSec, float64(words)/r.Seconds())
@@ -133,16 +133,6 @@ func benchWordCount(b *testing.B, in string, words, p int) {
 	fmt.Printf("WordCount p=%d (best of %d runs each, alternating with the loop): %.0f words/s end to end (%d TaskManager(s), %d cores), %.0f words/s from RUNNING to FINISHED (start-up and deployment left out; the final checkpoint's commit included); hand-written single-goroutine loop: %.0f words/s; tide/loop = %.2fx end to end, %.2fx while running (goal: %s); CPU per word: tide %.0f ns (every process, start-up included), loop %.0f ns (%.1fx)\n",
 		p, runs, perSec, p, runtime.NumCPU(), runPerSec, base, perSec/base, runPerSec/base, map[int]string{1: ">= 0.5x", 2: ">= 0.8x"}[p],
 		tideNs, loopNs, tideNs/loopNs)
-}
-
-// processCPU is the CPU time (user + system) of this process (who: RUSAGE_SELF) or of its
-// children it waited for (RUSAGE_CHILDREN) so far.
-func processCPU(b *testing.B, who int) time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(who, &ru); err != nil {
-		b.Fatal(err)
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // benchWordCountBefore runs WordCount at p=2 with the default execution.buffer-timeout on
@@ -169,7 +159,7 @@ func benchWordCountBefore(b *testing.B, in string, words int, before string) {
 // and the CPU time of all the cluster's processes.
 func runWordCount(b *testing.B, bin, in string, words, p int) (total, running, cpu time.Duration) {
 	out := b.TempDir()
-	cpu0 := processCPU(b, syscall.RUSAGE_CHILDREN)
+	cpu0 := testkit.CPUTime(b, syscall.RUSAGE_CHILDREN)
 	// Timed from the processes' start to the AM's exit: start-up and deployment are
 	// included, so the figure is a lower bound of the steady-state rate.
 	start := time.Now()
@@ -200,7 +190,7 @@ func runWordCount(b *testing.B, bin, in string, words, p int) (total, running, c
 	if err := c.Stop(context.Background()); err != nil {
 		b.Logf("stopping the cluster: %v", err)
 	}
-	return total, span, processCPU(b, syscall.RUSAGE_CHILDREN) - cpu0
+	return total, span, testkit.CPUTime(b, syscall.RUSAGE_CHILDREN) - cpu0
 }
 
 // runningToFinished reads the AM's log: the time from the job's last switch to RUNNING to

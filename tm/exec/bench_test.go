@@ -5,10 +5,10 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/tidestream/tide/core"
 	"github.com/tidestream/tide/examples"
+	"github.com/tidestream/tide/internal/testkit"
 	"github.com/tidestream/tide/tm/exec"
 )
 
@@ -22,15 +22,6 @@ func BenchmarkWordCountKeyBy(b *testing.B) {
 			benchmarkWordCount(b, func(c *exec.Config) { c.DisableTaskMetrics = !on })
 		})
 	}
-}
-
-// processCPU is the CPU time (user + system) this process used so far.
-func processCPU(b *testing.B) time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		b.Fatal(err)
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 func benchmarkWordCount(b *testing.B, opt func(*exec.Config)) {
@@ -54,11 +45,11 @@ func benchmarkWordCount(b *testing.B, opt func(*exec.Config)) {
 	}
 	am := newFakeAM(b, job, 2, opt)
 	b.ResetTimer()
-	cpu0 := processCPU(b)
+	cpu0 := testkit.CPUTime(b, syscall.RUSAGE_SELF)
 	am.deploy(2)
 	am.waitFor("the job to finish", func() bool { return am.allInState(core.TaskFinished) })
 	b.StopTimer()
-	cpu := processCPU(b) - cpu0
+	cpu := testkit.CPUTime(b, syscall.RUSAGE_SELF) - cpu0
 	words := float64(filesN * lines * wordsPerLine)
 	b.ReportMetric(words/b.Elapsed().Seconds(), "words/s")
 	// CPU time per word (user + system, every goroutine of the process): unlike words/s it
