@@ -199,7 +199,7 @@ func runYarnPerJob(c *cli.Context) error {
 		fmt.Fprintf(out, "Detached: %s runs at %s; its staging directory %s goes when it succeeds or is cancelled (unless it keeps a checkpoint there)\n", appID, termSafe(p.TrackingURL), app.StagingDir)
 		return nil
 	}
-	reportStaging(c.Context, out, staging, appID, app.StagingDir, p.Report.GetFinalApplicationStatus(), p.Report.GetDiagnostics())
+	reportStaging(c.Context, out, staging, appID, app.StagingDir, p.Report.GetFinalApplicationStatus(), retainedInStaging(cfg))
 	if err != nil {
 		if web, werr := rmWebFromConfig(cfg); werr == nil && p.Report.GetFinalApplicationStatus() != yarnpb.FinalApplicationStatusProto_APP_KILLED {
 			reportFailedAttempts(c.Context, out, web, appID)
@@ -282,17 +282,20 @@ func awaitEnd(ctx context.Context, rm *yarn.ClientRM, app *yarnpb.ApplicationIdP
 }
 
 // reportStaging says what became of the application's staging directory: the AM removes
-// it after the application succeeded or was cancelled, unless the job's end kept a
-// checkpoint in it (the diagnostics name it), and keeps it (with the checkpoints, unless
-// state.checkpoints.dir points elsewhere) otherwise.
-func reportStaging(ctx context.Context, out io.Writer, staging storage.Storage, appID, dir string, final yarnpb.FinalApplicationStatusProto, diagnostics string) {
+// it after the application succeeded or was cancelled, unless the cancelled job's retention
+// kept its latest checkpoint in it (retained, retainedInStaging, and a checkpoint had
+// completed), and keeps it (with the checkpoints, unless state.checkpoints.dir points
+// elsewhere) otherwise.
+func reportStaging(ctx context.Context, out io.Writer, staging storage.Storage, appID, dir string, final yarnpb.FinalApplicationStatusProto, retained bool) {
 	if final != yarnpb.FinalApplicationStatusProto_APP_SUCCEEDED && final != yarnpb.FinalApplicationStatusProto_APP_KILLED {
 		fmt.Fprintf(out, "Staging directory %s kept (%v): it holds the shipped binary and configuration, and the checkpoints unless state.checkpoints.dir points elsewhere\n", dir, final)
 		return
 	}
-	if strings.Contains(diagnostics, dir+"/") {
-		fmt.Fprintf(out, "Staging directory %s kept (%v): it holds the checkpoint the job keeps\n", dir, final)
-		return
+	if retained && final == yarnpb.FinalApplicationStatusProto_APP_KILLED {
+		if kept, err := latestStagedCheckpoint(ctx, staging, appID); err == nil && kept != "" {
+			fmt.Fprintf(out, "Staging directory %s kept (%v): it holds the checkpoint the job keeps, %s\n", dir, final, staging.URI()+"/"+kept)
+			return
+		}
 	}
 	ctx, cancel := context.WithTimeout(ctx, stagingRemovalWait)
 	defer cancel()
