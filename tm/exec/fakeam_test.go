@@ -205,12 +205,20 @@ func (am *fakeAM) deploy(p int) {
 	}
 }
 
-// trigger starts the next checkpoint: the enumerators' state first, then the barriers.
+// trigger starts the next checkpoint: the enumerators' state first, then the barriers. As
+// the AM's coordinator, it starts none while a subtask of the attempt is still being
+// deployed: an executor that has not taken the attempt yet drops its trigger, and the
+// checkpoint would wait for acknowledgements forever.
 func (am *fakeAM) trigger() {
 	am.mu.Lock()
 	defer am.mu.Unlock()
 	if len(am.pending) > 0 {
 		return
+	}
+	for _, st := range am.states {
+		if st == core.TaskDeploying || st == core.TaskInitializing {
+			return
+		}
 	}
 	am.nextCkpt++
 	id := am.nextCkpt
