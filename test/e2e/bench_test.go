@@ -84,13 +84,16 @@ func report(b *testing.B, what string, bare, running, flowing time.Duration) {
 
 // BenchmarkWordCountThroughput: words per second through WordCount (tokenize -> keyBy ->
 // running count -> exactly-once file sink) at p=1 (one TaskManager, one slot: the pure
-// per-record overhead) and p=2 (two TaskManagers on loopback), each next to the hand-written
-// single-goroutine loop doing the same work on the same input in the same run.
+// per-record overhead) and p=2, each next to the hand-written single-goroutine loop doing
+// the same work on the same input in the same run. p=2 runs twice: on two TaskManagers of
+// one slot (half the records cross loopback TCP, encoded and decoded) and on one
+// TaskManager of two slots (Flink's usual layout on one machine: taskmanager.numberOfTaskSlots
+// set to its cores; every record stays in the process).
 func BenchmarkWordCountThroughput(b *testing.B) {
 	in := b.TempDir()
 	words := writeWordCountInput(b, in)
-	for _, p := range []int{1, 2} {
-		b.Run(fmt.Sprintf("p=%d", p), func(b *testing.B) { benchWordCount(b, in, words, p) })
+	for _, l := range []wordCountLayout{{p: 1, tms: 1}, {p: 2, tms: 2}, {p: 2, tms: 1}} {
+		b.Run(l.String(), func(b *testing.B) { benchWordCount(b, in, words, l) })
 	}
 	if before := os.Getenv(beforeBinEnv); before != "" {
 		b.Run("p=2-vs-before", func(b *testing.B) { benchWordCountBefore(b, in, words, before) })
@@ -109,7 +112,7 @@ const beforeBinEnv = "TIDE_BENCH_BEFORE_BIN"
 // time each spent per word (least of the runs): tide's is every process of the cluster,
 // start-up and the final checkpoint included, so at p=2 it says how far two cores are from
 // the loop's work, whatever the wall time.
-func benchWordCount(b *testing.B, in string, words, p int) {
+func benchWordCount(b *testing.B, in string, words int, l wordCountLayout) {
 	var base, perSec, runPerSec float64
 	loopCPU, tideCPU := time.Duration(1<<62), time.Duration(1<<62)
 	runs := max(b.N, 3)
@@ -117,7 +120,7 @@ func benchWordCount(b *testing.B, in string, words, p int) {
 		cpu0 := testkit.CPUTime(b, syscall.RUSAGE_SELF)
 		base = max(base, loopWordsPerSecond(b, in, words))
 		loopCPU = min(loopCPU, testkit.CPUTime(b, syscall.RUSAGE_SELF)-cpu0)
-		t, r, cpu := runWordCount(b, tideBin, in, words, p)
+		t, r, cpu := runWordCount(b, tideBin, in, words, l)
 		perSec = max(perSec, float64(words)/t.Seconds())
 		runPerSec = max(runPerSec, float64(words)/r.Seconds())
 		tideCPU = min(tideCPU, cpu)
@@ -130,8 +133,8 @@ func benchWordCount(b *testing.B, in string, words, p int) {
 	b.ReportMetric(runPerSec/base, "running-x-baseline")
 	b.ReportMetric(tideNs, "cpu-ns/word")
 	b.ReportMetric(loopNs, "baseline-cpu-ns/word")
-	fmt.Printf("WordCount p=%d (best of %d runs each, alternating with the loop): %.0f words/s end to end (%d TaskManager(s), %d cores), %.0f words/s from RUNNING to FINISHED (start-up and deployment left out; the final checkpoint's commit included); hand-written single-goroutine loop: %.0f words/s; tide/loop = %.2fx end to end, %.2fx while running (goal: %s); CPU per word: tide %.0f ns (every process, start-up included), loop %.0f ns (%.1fx)\n",
-		p, runs, perSec, p, runtime.NumCPU(), runPerSec, base, perSec/base, runPerSec/base, map[int]string{1: ">= 0.5x", 2: ">= 0.8x"}[p],
+	fmt.Printf("WordCount p=%d (best of %d runs each, alternating with the loop): %.0f words/s end to end (%d TaskManager(s) of %d slot(s), %d cores), %.0f words/s from RUNNING to FINISHED (start-up and deployment left out; the final checkpoint's commit included); hand-written single-goroutine loop: %.0f words/s; tide/loop = %.2fx end to end, %.2fx while running (goal: %s); CPU per word: tide %.0f ns (every process, start-up included), loop %.0f ns (%.1fx)\n",
+		l.p, runs, perSec, l.tms, l.p/l.tms, runtime.NumCPU(), runPerSec, base, perSec/base, runPerSec/base, map[int]string{1: ">= 0.5x", 2: ">= 0.8x"}[l.p],
 		tideNs, loopNs, tideNs/loopNs)
 }
 
@@ -140,9 +143,9 @@ func benchWordCount(b *testing.B, in string, words, p int) {
 func benchWordCountBefore(b *testing.B, in string, words int, before string) {
 	var now, then time.Duration
 	for i := 0; i < b.N; i++ {
-		_, r, _ := runWordCount(b, tideBin, in, words, 2)
+		_, r, _ := runWordCount(b, tideBin, in, words, wordCountLayout{p: 2, tms: 2})
 		now += r
-		_, r, _ = runWordCount(b, before, in, words, 2)
+		_, r, _ = runWordCount(b, before, in, words, wordCountLayout{p: 2, tms: 2})
 		then += r
 	}
 	nowPerSec := float64(words) * float64(b.N) / now.Seconds()
@@ -157,14 +160,26 @@ func benchWordCountBefore(b *testing.B, in string, words int, before string) {
 // runWordCount runs WordCount over in on bin at parallelism p, checks its output, and
 // returns the time from the processes' start to the AM's exit and from RUNNING to FINISHED,
 // and the CPU time of all the cluster's processes.
-func runWordCount(b *testing.B, bin, in string, words, p int) (total, running, cpu time.Duration) {
+// wordCountLayout is how a WordCount benchmark runs: at parallelism p on tms TaskManagers
+// of p/tms slots each.
+type wordCountLayout struct{ p, tms int }
+
+func (l wordCountLayout) String() string {
+	if l.tms == l.p {
+		return fmt.Sprintf("p=%d", l.p)
+	}
+	return fmt.Sprintf("p=%d/taskmanagers=%d", l.p, l.tms)
+}
+
+func runWordCount(b *testing.B, bin, in string, words int, l wordCountLayout) (total, running, cpu time.Duration) {
 	out := b.TempDir()
 	cpu0 := testkit.CPUTime(b, syscall.RUSAGE_CHILDREN)
 	// Timed from the processes' start to the AM's exit: start-up and deployment are
 	// included, so the figure is a lower bound of the steady-state rate.
 	start := time.Now()
-	c := testkit.StartLocal(b, bin, standalone.LocalOptions{Dynamic: reactive(b.TempDir(), "1 s"), JobName: examples.WordCountName,
-		JobArgs: []string{"--input", in, "--output", out}, TaskManagers: p})
+	dyn := append(reactive(b.TempDir(), "1 s"), fmt.Sprintf("taskmanager.numberOfTaskSlots=%d", l.p/l.tms))
+	c := testkit.StartLocal(b, bin, standalone.LocalOptions{Dynamic: dyn, JobName: examples.WordCountName,
+		JobArgs: []string{"--input", in, "--output", out}, TaskManagers: l.tms})
 	select {
 	case <-c.AMDone():
 	case <-time.After(10 * time.Minute):
