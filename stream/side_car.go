@@ -107,18 +107,19 @@ func valueOnly(t reflect.Type) bool {
 	}
 }
 
-// TakeSide appends record idx of side, a side car of this batch's record type, to the
-// batch and returns its index in the batch.
-func (b *typedBatch[T]) TakeSide(side any, idx int) (int, error) {
+// TakeSides appends records first..first+n-1 of side, a side car of this batch's record
+// type, to the batch and returns the batch index of the first.
+func (b *typedBatch[T]) TakeSides(side any, first, n int) (int, error) {
 	s, ok := side.(*sideCar[T])
 	if !ok {
-		return 0, fmt.Errorf("a side-car record of %T in a buffer whose side car is %T", *new(T), side)
+		return 0, fmt.Errorf("side-car records of %T in a buffer whose side car is %T", *new(T), side)
 	}
-	if idx < 0 || idx >= len(s.recs) {
-		return 0, fmt.Errorf("side-car record %d of a side car of %d", idx, len(s.recs))
+	if first < 0 || n < 0 || n > len(s.recs)-first {
+		return 0, fmt.Errorf("side-car records %d..%d of a side car of %d", first, first+n-1, len(s.recs))
 	}
-	b.recs = append(b.recs, s.recs[idx])
-	return len(b.recs) - 1, nil
+	i := len(b.recs)
+	b.recs = append(b.recs, s.recs[first:first+n]...)
+	return i, nil
 }
 
 // sideOutput is a typedOutput's side of a SideRouter: the records held back until they

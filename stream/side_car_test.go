@@ -73,12 +73,12 @@ func (r *sideRelay) RouteRecords(recs stream.PendingRecords) error {
 	// Two appends, the second to the side car the first started or went on with.
 	side := recs.AppendSides(r.side, order[:n/2])
 	side = recs.AppendSides(side, order[n/2:])
+	i, err := r.batch.TakeSides(side, r.sideN, n)
+	if err != nil {
+		return err
+	}
 	for j := range n {
-		i, err := r.batch.TakeSide(side, r.sideN+j)
-		if err != nil {
-			return err
-		}
-		if err := r.batch.Emit(i, recs.Timestamps()[j], r.next); err != nil {
+		if err := r.batch.Emit(i+j, recs.Timestamps()[j], r.next); err != nil {
 			return err
 		}
 	}
@@ -192,9 +192,9 @@ func TestSideCarOnlyForValueTypes(t *testing.T) {
 	}
 }
 
-// TestTakeSideRejectsForeignSideCars: a side-car record whose buffer carries no side car, a
-// side car of another type, or an index past its end is an error, not a wrong record.
-func TestTakeSideRejectsForeignSideCars(t *testing.T) {
+// TestTakeSidesRejectsForeignSideCars: side-car records whose buffer carries no side car, a
+// side car of another type, or records past its end are an error, not wrong records.
+func TestTakeSidesRejectsForeignSideCars(t *testing.T) {
 	job := wordCountJob(t, func(s stream.DataStream[word]) {
 		stream.Sink(s, "sink", func() stream.Operator { return &countSink{got: map[string]int64{}} })
 	})
@@ -204,8 +204,33 @@ func TestTakeSideRejectsForeignSideCars(t *testing.T) {
 	}
 	batch := v2.Inputs[0].NewBatch()
 	for _, side := range []any{nil, "not a side car", []word{{"a", 1}}} {
-		if _, err := batch.TakeSide(side, 0); err == nil {
-			t.Errorf("TakeSide from %T: no error", side)
+		if _, err := batch.TakeSides(side, 0, 1); err == nil {
+			t.Errorf("TakeSides from %T: no error", side)
 		}
+	}
+	// A side car of two records, as the chain of "lines" fills it.
+	var r2 captureRouter
+	head2, _ := chainOf(t, job, "count", &r2)
+	v1, err := job.Vertex("lines")
+	if err != nil {
+		t.Fatal(err)
+	}
+	relay := &sideRelay{t: t, batch: v2.Inputs[0].NewBatch(), next: head2, out: v1.Outputs[0], in: v2.Inputs[0], limit: 2}
+	head1, _ := chainOf(t, job, "lines", relay)
+	if err := head1.Collect("a b", stream.NoTimestamp); err != nil {
+		t.Fatal(err)
+	}
+	side := relay.side
+	if relay.sideN != 2 {
+		t.Fatalf("the chain filled a side car of %d records, want 2", relay.sideN)
+	}
+	for _, c := range []struct{ first, n int }{{-1, 1}, {0, 3}, {1, 2}, {2, 1}, {0, -1}} {
+		if _, err := batch.TakeSides(side, c.first, c.n); err == nil {
+			t.Errorf("TakeSides(%d, %d) of a side car of 2: no error", c.first, c.n)
+		}
+	}
+	i, err := batch.TakeSides(side, 1, 1)
+	if err != nil || i != 0 {
+		t.Fatalf("TakeSides(1, 1) of a side car of 2: %d, %v; want record 0 of the batch", i, err)
 	}
 }

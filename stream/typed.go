@@ -184,9 +184,10 @@ type RecordBatch interface {
 	// the key group its sender routed it by (negative: none). A keyed operator at the head
 	// of out's chain takes it instead of hashing the key again; any other gets EmitRange.
 	EmitRangeKeyed(from, to int, ts []int64, kgs []int32, out Collector) error
-	// TakeSide adds record idx of side, a side car a typed output of this input's record
-	// type filled (side_car.go), and returns its index in the batch.
-	TakeSide(side any, idx int) (int, error)
+	// TakeSides adds records first..first+n-1 of side, a side car a typed output of this
+	// input's record type filled (side_car.go), in order, and returns the first one's index
+	// in the batch.
+	TakeSides(side any, first, n int) (int, error)
 	// Reset empties the batch for reuse (dropping its references to records).
 	Reset()
 }

@@ -46,7 +46,8 @@ type inputChan struct {
 	keyed bool
 }
 
-// maxBatch bounds the records one channel hands to the task at once.
+// maxBatch bounds the records one channel hands to the task at once (a run of side-car
+// records is taken whole, so a batch may exceed it by one run, at most a buffer's worth).
 const maxBatch = 1024
 
 // batch is what one channel hands to the task at once: events in order and the records
@@ -135,10 +136,16 @@ func (c *inputChan) read(ctx context.Context, events chan<- *batch) {
 			m = message{tag: tagRecord, ts: noTimestamp, kg: noKeyGroup, payload: raw[1:]}
 		case len(raw) > 1 && raw[0] == tagKeyedRecord && raw[1] < 0x80:
 			m = message{tag: tagKeyedRecord, ts: noTimestamp, kg: int32(raw[1]), payload: raw[2:]}
-		case len(raw) > 0 && raw[0] == tagRecord|tagSide:
-			m = message{tag: tagRecord, ts: noTimestamp, kg: noKeyGroup, side: true, payload: raw[1:]}
-		case len(raw) > 1 && raw[0] == tagKeyedRecord|tagSide && raw[1] < 0x80:
-			m = message{tag: tagKeyedRecord, ts: noTimestamp, kg: int32(raw[1]), side: true, payload: raw[2:]}
+		case len(raw) > 0 && raw[0] == tagSideRun:
+			if err := c.takeSideRun(b, raw[1:], side); err != nil {
+				failed = fmt.Errorf("input %s: %w", c.in.ID(), err)
+				return false
+			}
+			if len(b.ts) >= maxBatch {
+				full = true // as below
+				return false
+			}
+			return true
 		default:
 			var err error
 			if m, err = parseMessage(raw); err != nil {
@@ -149,15 +156,7 @@ func (c *inputChan) read(ctx context.Context, events chan<- *batch) {
 		ev := event{input: c.idx, ts: m.ts}
 		switch m.tag {
 		case tagRecord, tagRecordTs, tagKeyedRecord, tagKeyedRecordTs:
-			var i int
-			var err error
-			if m.side {
-				if i, err = sideIndex(m.payload); err == nil {
-					i, err = b.recs.TakeSide(side, i)
-				}
-			} else {
-				i, err = b.recs.Decode(m.payload)
-			}
+			i, err := b.recs.Decode(m.payload)
 			if err != nil {
 				failed = fmt.Errorf("decoding a record from %s: %w", c.in.ID(), err)
 				return false
@@ -166,12 +165,8 @@ func (c *inputChan) read(ctx context.Context, events chan<- *batch) {
 			if c.keyed {
 				b.kgs = append(b.kgs, m.kg)
 			}
-			if n := len(b.events); n > 0 && b.events[n-1].kind == evRecords {
-				b.events[n-1].n++
-			} else {
-				b.events = append(b.events, event{kind: evRecords, input: c.idx, rec: i, n: 1})
-			}
-			if len(b.ts) == maxBatch {
+			b.addRecords(i, 1)
+			if len(b.ts) >= maxBatch {
 				// Hand the full batch on after ReadRecords returned: when this was the
 				// buffer's last record, its credit goes back first.
 				full = true
@@ -234,4 +229,50 @@ func (c *inputChan) read(ctx context.Context, events chan<- *batch) {
 			return
 		}
 	}
+}
+
+// addRecords records that records i..i+n-1 of the batch were added: the batch's last event
+// grows when it is a run of records, otherwise a run starts.
+func (b *batch) addRecords(i, n int) {
+	if k := len(b.events); k > 0 && b.events[k-1].kind == evRecords {
+		b.events[k-1].n += n
+	} else {
+		b.events = append(b.events, event{kind: evRecords, input: b.from.idx, rec: i, n: n})
+	}
+}
+
+// takeSideRun adds the records of a side-car run (run is the message after its tag) to b:
+// their values from the buffer's side car, their timestamps and key groups from their
+// headers in the run.
+func (c *inputChan) takeSideRun(b *batch, run []byte, side any) error {
+	first, n, heads, err := parseSideRun(run)
+	if err != nil {
+		return err
+	}
+	i, err := b.recs.TakeSides(side, first, n)
+	if err != nil {
+		return err
+	}
+	for range n {
+		ts, kg := noTimestamp, int32(noKeyGroup)
+		switch {
+		case len(heads) > 0 && heads[0] == tagRecord: // the common cases
+			heads = heads[1:]
+		case len(heads) > 1 && heads[0] == tagKeyedRecord && heads[1] < 0x80:
+			kg, heads = int32(heads[1]), heads[2:]
+		default:
+			if ts, kg, heads, err = nextRunHead(heads); err != nil {
+				return err
+			}
+		}
+		b.ts = append(b.ts, ts)
+		if c.keyed {
+			b.kgs = append(b.kgs, kg)
+		}
+	}
+	if len(heads) != 0 {
+		return fmt.Errorf("side-car run: %d bytes after its %d record headers", len(heads), n)
+	}
+	b.addRecords(i, n)
+	return nil
 }

@@ -68,9 +68,6 @@ func (r *router) RouteRecords(recs stream.PendingRecords) error {
 				} else {
 					run.heads = appendRecordHeader(run.heads, ts[j])
 				}
-				if e.local[t] {
-					run.heads[run.hoff[len(run.hoff)-1]] |= tagSide
-				}
 				run.hoff = append(run.hoff, int32(len(run.heads)))
 			}
 			var err error
@@ -128,6 +125,10 @@ func (u *recordRun) reset(recs stream.PendingRecords, order []int32) {
 func (u *recordRun) Len() int { return len(u.order) }
 
 func (u *recordRun) Head(k int) []byte { return u.heads[u.hoff[k]:u.hoff[k+1]] }
+
+func (u *recordRun) AppendRunHead(dst []byte, first, count int) []byte {
+	return appendSideRunHead(dst, first, count)
+}
 
 func (u *recordRun) AppendSides(side any, from, to int) any {
 	return u.recs.AppendSides(side, u.order[from:to])

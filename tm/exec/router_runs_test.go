@@ -160,25 +160,21 @@ func readAll(ctx context.Context, in *netplane.Input, batch stream.RecordBatch) 
 	for {
 		err := in.ReadRecords(ctx, func(rec []byte, side any) bool {
 			m, err := parseMessage(rec)
-			var i int
-			switch {
-			case err != nil:
-			case m.side:
-				var idx int
-				if idx, err = sideIndex(m.payload); err == nil {
-					i, err = batch.TakeSide(side, idx)
+			if err == nil && m.tag == tagSideRun {
+				err = readSideRun(m, side, batch, c, &got)
+			} else if err == nil {
+				var i int
+				if i, err = batch.Decode(m.payload); err == nil {
+					err = batch.Emit(i, m.ts, c)
 				}
-			default:
-				i, err = batch.Decode(m.payload)
-			}
-			if err == nil {
-				err = batch.Emit(i, m.ts, c)
+				if err == nil {
+					got = append(got, gotRecord{w: c.got[len(c.got)-1], ts: m.ts, kg: m.kg})
+				}
 			}
 			if err != nil {
 				ferr = fmt.Errorf("record %d: %w", len(got), err)
 				return false
 			}
-			got = append(got, gotRecord{w: c.got[len(c.got)-1], ts: m.ts, kg: m.kg, side: m.side})
 			return true
 		})
 		switch {
@@ -190,6 +186,31 @@ func readAll(ctx context.Context, in *netplane.Input, batch stream.RecordBatch) 
 			return got, err
 		}
 	}
+}
+
+// readSideRun reads the records of side-car run m, as the input does: their values from side,
+// their timestamps and key groups from their headers.
+func readSideRun(m message, side any, batch stream.RecordBatch, c *captureCollector, got *[]gotRecord) error {
+	i, err := batch.TakeSides(side, m.first, m.n)
+	if err != nil {
+		return err
+	}
+	heads := m.payload
+	for k := range m.n {
+		var ts int64
+		var kg int32
+		if ts, kg, heads, err = nextRunHead(heads); err != nil {
+			return err
+		}
+		if err := batch.Emit(i+k, ts, c); err != nil {
+			return err
+		}
+		*got = append(*got, gotRecord{w: c.got[len(c.got)-1], ts: ts, kg: kg, side: true})
+	}
+	if len(heads) != 0 {
+		return fmt.Errorf("%d bytes after a side-car run's %d headers", len(heads), m.n)
+	}
+	return nil
 }
 
 // TestStageLimitFollowsBufferTimeout: with a buffer timeout of 0 every record leaves at

@@ -15,7 +15,7 @@ const (
 	tagBarrier    byte = 3 // varint checkpoint id, varint timestamp
 	tagEndOfData  byte = 4 // no payload: the producer's input ended; barriers may still follow
 	noTimestamp        = int64(-1 << 63)
-	maxMessageTag      = tagKeyedRecordTs
+	maxMessageTag      = tagSideRun
 )
 
 // tagSavepointBarrier is a barrier of a savepoint: varint checkpoint id, varint timestamp,
@@ -31,18 +31,70 @@ const (
 	noKeyGroup            = -1
 )
 
-// A record whose body travels unencoded in its network buffer's side car (its consumer is
-// in the same TaskManager: stream/side_car.go, netplane.Output.WriteSides) has tagSide added
-// to its tag, and its payload is its uvarint index in the side car.
-const tagSide byte = 0x10
+// Records whose bodies travel unencoded in their network buffer's side car (their consumer
+// is in the same TaskManager: stream/side_car.go, netplane.Output.WriteSides) come as runs:
+// one message holds the uvarint index of the run's first record in the side car, the
+// uvarint number of records, and then each record's header (appendRecordHeader,
+// appendKeyedRecordHeader) without a payload.
+const tagSideRun byte = 8
 
-// sideIndex reads the payload of a side-car record: its index in the side car.
-func sideIndex(payload []byte) (int, error) {
-	v, n := binary.Uvarint(payload)
-	if n <= 0 || n != len(payload) || v > 1<<31 {
-		return 0, fmt.Errorf("record: bad side-car index %x", payload)
+// maxSideRun bounds the records of one run message (far more than a buffer holds).
+const maxSideRun = 1 << 24
+
+func appendSideRunHead(dst []byte, first, n int) []byte {
+	dst = binary.AppendUvarint(append(dst, tagSideRun), uint64(first))
+	return binary.AppendUvarint(dst, uint64(n))
+}
+
+// parseSideRun reads a run message after its tag: the side-car index of its first record,
+// the number of records, and their headers.
+func parseSideRun(b []byte) (first, n int, heads []byte, err error) {
+	f, k := binary.Uvarint(b)
+	if k <= 0 || f >= maxSideRun {
+		return 0, 0, nil, fmt.Errorf("side-car run: bad first index")
 	}
-	return int(v), nil
+	c, k2 := binary.Uvarint(b[k:])
+	if k2 <= 0 || c == 0 || c > maxSideRun {
+		return 0, 0, nil, fmt.Errorf("side-car run: bad record count (expected 1..%d)", maxSideRun)
+	}
+	return int(f), int(c), b[k+k2:], nil
+}
+
+// nextRunHead reads the first of a side-car run's record headers: the record's timestamp
+// and key group, and the headers after it.
+func nextRunHead(heads []byte) (ts int64, kg int32, rest []byte, err error) {
+	if len(heads) == 0 {
+		return noTimestamp, noKeyGroup, nil, fmt.Errorf("side-car run: fewer record headers than its count")
+	}
+	switch tag := heads[0]; tag {
+	case tagRecord, tagRecordTs, tagKeyedRecord, tagKeyedRecordTs:
+		ts, kg, n, err := parseRecordHead(tag, heads[1:])
+		return ts, kg, heads[1+n:], err
+	default:
+		return noTimestamp, noKeyGroup, nil, fmt.Errorf("side-car run: a record header of tag %d (expected %d..%d)", tag, tagRecord, tagKeyedRecordTs)
+	}
+}
+
+// parseRecordHead reads the header of a record of tag (tagRecord, tagRecordTs,
+// tagKeyedRecord or tagKeyedRecordTs) from b, the bytes after the tag; n is the header's
+// length there.
+func parseRecordHead(tag byte, b []byte) (ts int64, kg int32, n int, err error) {
+	ts, kg = noTimestamp, noKeyGroup
+	if tag == tagRecordTs || tag == tagKeyedRecordTs {
+		v, k := binary.Varint(b)
+		if k <= 0 {
+			return ts, kg, 0, fmt.Errorf("record: bad timestamp")
+		}
+		ts, n = v, k
+	}
+	if tag == tagKeyedRecord || tag == tagKeyedRecordTs {
+		g, k := parseKeyGroup(b[n:])
+		if k <= 0 {
+			return ts, kg, 0, fmt.Errorf("record: bad key group")
+		}
+		kg, n = g, n+k
+	}
+	return ts, kg, n, nil
 }
 
 func appendRecordHeader(dst []byte, ts int64) []byte {
@@ -79,7 +131,8 @@ type message struct {
 	ts      int64 // record timestamp, watermark, or barrier timestamp
 	id      int64 // barrier checkpoint id
 	kg      int32 // a keyed record's key group (noKeyGroup: none)
-	side    bool  // a side-car record: payload is its index in the buffer's side car
+	first   int   // a side-car run's first record in the buffer's side car
+	n       int   // a side-car run's number of records (their headers are the payload)
 	payload []byte
 	sp      *SavepointTarget // a savepoint barrier's target
 }
@@ -90,39 +143,19 @@ func parseMessage(b []byte) (message, error) {
 	}
 	m := message{tag: b[0], ts: noTimestamp, kg: noKeyGroup}
 	rest := b[1:]
-	if m.tag&tagSide != 0 {
-		switch base := m.tag &^ tagSide; base {
-		case tagRecord, tagRecordTs, tagKeyedRecord, tagKeyedRecordTs:
-			m.tag, m.side = base, true
-		default:
-			return m, fmt.Errorf("unknown message tag %d (this build knows 0..%d, and records %d..%d with a side car)", m.tag, maxMessageTag, tagSide|tagRecord, tagSide|tagKeyedRecordTs)
-		}
-	}
 	switch m.tag {
-	case tagRecord:
-		m.payload = rest
-	case tagRecordTs:
-		ts, n := binary.Varint(rest)
-		if n <= 0 {
-			return m, fmt.Errorf("record: bad timestamp")
+	case tagRecord, tagRecordTs, tagKeyedRecord, tagKeyedRecordTs:
+		ts, kg, n, err := parseRecordHead(m.tag, rest)
+		if err != nil {
+			return m, err
 		}
-		m.ts, m.payload = ts, rest[n:]
-	case tagKeyedRecord:
-		kg, n := parseKeyGroup(rest)
-		if n <= 0 {
-			return m, fmt.Errorf("record: bad key group")
+		m.ts, m.kg, m.payload = ts, kg, rest[n:]
+	case tagSideRun:
+		first, n, heads, err := parseSideRun(rest)
+		if err != nil {
+			return m, err
 		}
-		m.kg, m.payload = kg, rest[n:]
-	case tagKeyedRecordTs:
-		ts, n := binary.Varint(rest)
-		if n <= 0 {
-			return m, fmt.Errorf("record: bad timestamp")
-		}
-		kg, n2 := parseKeyGroup(rest[n:])
-		if n2 <= 0 {
-			return m, fmt.Errorf("record: bad key group")
-		}
-		m.ts, m.kg, m.payload = ts, kg, rest[n+n2:]
+		m.first, m.n, m.payload = first, n, heads
 	case tagWatermark:
 		wm, n := binary.Varint(rest)
 		if n <= 0 || n != len(rest) {

@@ -27,6 +27,7 @@ type Output struct {
 	side         any           // buf's side car (WriteSides), nil when buf has none
 	sideRecords  int           // records in side
 	sideBytes    int           // the in-memory size of side's records: counts against bufferBytes
+	runHead      []byte        // WriteSides' scratch for a run head
 	credits      int           // buffers the consumer can take
 	flushPending bool          // send buf as soon as a credit arrives
 	waiting      int           // callers blocked for credit

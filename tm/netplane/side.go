@@ -8,10 +8,12 @@ import (
 
 // A channel whose ends are on the same plane may carry records unencoded: the producer
 // adds each record to the side car of the buffer it writes (a value netplane does not look
-// into) and writes to the buffer only a short head (the caller's header and the record's
-// index in the side car). The side car travels with its buffer, under the same credits, so
+// into) and writes to the buffer only short heads. The records a buffer gets from one run
+// (WriteSides) are one message in it: the caller's run head (which of the side car's
+// records follow) and then each record's head, one after the other, so a consumer takes
+// them all at once. The side car travels with its buffer, under the same credits, so
 // records, watermarks and barriers keep their order; the consumer reads it with the buffer
-// (ReadRecords) and it is released once the buffer's last record was read. A side-car
+// (ReadRecords) and it is released once the buffer's last message was read. A side-car
 // record counts against the buffer's BufferBytes with its head and its in-memory size
 // (SideRun.SideBytes), so a channel holds no more in flight than with encoded records.
 
@@ -20,8 +22,12 @@ import (
 type SideRun interface {
 	// Len is the number of records in the run.
 	Len() int
-	// Head is record k's header (valid until the next call).
+	// Head is record k's header (valid until the next call); the caller's run head says
+	// how a consumer tells where one ends.
 	Head(k int) []byte
+	// AppendRunHead appends to dst the head of a message carrying count records, the side
+	// car's records first..first+count-1; at most MaxRunHeadBytes.
+	AppendRunHead(dst []byte, first, count int) []byte
 	// AppendSides adds records from..to-1 of the run, in order, to side (nil: the buffer has
 	// no side car yet, start one) and returns the side car. They take the indexes after
 	// the records side already holds.
@@ -29,6 +35,9 @@ type SideRun interface {
 	// SideBytes is the in-memory size of one record in a side car (0 counts as 1).
 	SideBytes() int
 }
+
+// MaxRunHeadBytes bounds a run head (SideRun.AppendRunHead): a tag and two uvarints.
+const MaxRunHeadBytes = 1 + 2*binary.MaxVarintLen64
 
 // SideReleaser is a side car that wants to know when its buffer was read to the end (to be
 // reused); the consumer must not touch it afterwards.
@@ -44,9 +53,9 @@ func (o *Output) Local() bool {
 }
 
 // WriteSides writes the records of run whose bodies travel in the buffers' side cars: each
-// buffer gets every record's head followed by its uvarint index in the side car. The
-// output is locked once for the run, which fills as many buffers as it needs; it blocks
-// like WriteRecord. Only a Local output takes side-car records.
+// buffer it fills gets one message, the run head and then the heads of the run's records
+// that fit. The output is locked once for the run, which fills as many buffers as it
+// needs; it blocks like WriteRecord. Only a Local output takes side-car records.
 func (o *Output) WriteSides(ctx context.Context, run SideRun) error {
 	n, size := run.Len(), max(run.SideBytes(), 1)
 	o.mu.Lock()
@@ -60,22 +69,26 @@ func (o *Output) WriteSides(ctx context.Context, run SideRun) error {
 	for k := 0; k < n; {
 		// A record larger than a buffer takes one of its own; unlike WriteRecord's it needs
 		// no larger byte buffer.
-		need := min(recordLen(len(run.Head(k))+binary.MaxVarintLen64)+size, o.bufferBytes)
+		need := min(recordLen(MaxRunHeadBytes+len(run.Head(k)))+size, o.bufferBytes)
 		if err := o.reserveLocked(ctx, need); err != nil {
 			return err
 		}
-		// The buffer has room for record k: append it and those after it that fit too.
-		from := k
+		// The buffer has room for record k: it goes in one message with those after it
+		// that fit too.
+		from, heads, used := k, 0, o.usedLocked()
 		for ; k < n; k++ {
-			head := run.Head(k)
-			idx := uint64(o.sideRecords + k - from)
-			l := len(head) + uvarintLen(idx)
-			if k > from && o.usedLocked()+recordLen(l)+size > o.bufferBytes {
+			l := heads + len(run.Head(k))
+			if k > from && used+recordLen(MaxRunHeadBytes+l)+(k+1-from)*size > o.bufferBytes {
 				break
 			}
-			o.buf = binary.AppendUvarint(append(binary.AppendUvarint(o.buf, uint64(l)), head...), idx)
-			o.sideBytes += size
+			heads = l
 		}
+		o.runHead = run.AppendRunHead(o.runHead[:0], o.sideRecords, k-from)
+		o.buf = append(binary.AppendUvarint(o.buf, uint64(len(o.runHead)+heads)), o.runHead...)
+		for j := from; j < k; j++ {
+			o.buf = append(o.buf, run.Head(j)...)
+		}
+		o.sideBytes += (k - from) * size
 		o.side = run.AppendSides(o.side, from, k)
 		o.sideRecords += k - from
 		o.appendedLocked()

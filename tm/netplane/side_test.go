@@ -22,7 +22,8 @@ func (s *testSide) Release() {
 	*n.(*int)++
 }
 
-// sideRun is a SideRun of strings, every record with the head 'S'.
+// sideRun is a SideRun of strings, every record with the head 'S', a run with the head 'R',
+// the first index and the count (uvarints).
 type sideRun struct {
 	recs     []string
 	released *sync.Map
@@ -31,6 +32,10 @@ type sideRun struct {
 func (r *sideRun) Len() int        { return len(r.recs) }
 func (r *sideRun) Head(int) []byte { return []byte{'S'} }
 func (r *sideRun) SideBytes() int  { return sideStringBytes }
+
+func (r *sideRun) AppendRunHead(dst []byte, first, count int) []byte {
+	return binary.AppendUvarint(binary.AppendUvarint(append(dst, 'R'), uint64(first)), uint64(count))
+}
 
 // sideStringBytes is the in-memory size of a string (its header).
 const sideStringBytes = 16
@@ -95,32 +100,37 @@ func TestSideCarRecords(t *testing.T) {
 			perSide := map[*testSide]int{}
 			for {
 				err := in.ReadRecords(ctx, func(rec []byte, side any) bool {
-					var got string
+					check := func(got string) {
+						size := 30
+						if encoded(n) {
+							size = 12
+						}
+						if want := string(record(n, size)); got != want {
+							t.Fatalf("record %d: got %q, want %q", n, got, want)
+						}
+						n++
+					}
 					switch rec[0] {
 					case 'E':
-						got = string(rec[1:])
-					case 'S':
+						check(string(rec[1:]))
+					case 'R':
 						s, ok := side.(*testSide)
 						if !ok {
-							t.Fatalf("record %d: a side-car record in a buffer with side car %T", n, side)
+							t.Fatalf("record %d: a side-car run in a buffer with side car %T", n, side)
 						}
-						idx, k := binary.Uvarint(rec[1:])
-						if k <= 0 || k != len(rec)-1 || int(idx) >= len(s.recs) {
-							t.Fatalf("record %d: bad side-car index %x (side car of %d)", n, rec[1:], len(s.recs))
+						first, k := binary.Uvarint(rec[1:])
+						count, k2 := binary.Uvarint(rec[1+k:])
+						heads := rec[1+k+k2:]
+						if k <= 0 || k2 <= 0 || count == 0 || first+count > uint64(len(s.recs)) || string(heads) != strings.Repeat("S", int(count)) {
+							t.Fatalf("record %d: bad side-car run %x (side car of %d)", n, rec, len(s.recs))
 						}
-						got = s.recs[idx]
-						perSide[s]++
+						for _, v := range s.recs[first : first+count] {
+							check(v)
+						}
+						perSide[s] += int(count)
 					default:
 						t.Fatalf("record %d: unknown head %q", n, rec[0])
 					}
-					size := 30
-					if encoded(n) {
-						size = 12
-					}
-					if want := string(record(n, size)); got != want {
-						t.Fatalf("record %d: got %q, want %q", n, got, want)
-					}
-					n++
 					return true
 				})
 				if errors.Is(err, io.EOF) {
@@ -136,7 +146,8 @@ func TestSideCarRecords(t *testing.T) {
 			if n != records {
 				t.Fatalf("read %d records, want %d", n, records)
 			}
-			bound := opts.BufferBytes / (sideStringBytes + 3) // the head: length, 'S', index
+			bound := opts.BufferBytes / (sideStringBytes + 1) // the record's head: 'S'
+
 			for s, k := range perSide {
 				if k > bound {
 					t.Errorf("a buffer carried %d side-car records, bound %d", k, bound)
@@ -182,8 +193,10 @@ func TestSideCarDroppedOnFailure(t *testing.T) {
 	}
 	var released sync.Map
 	run := &sideRun{released: &released}
-	// Two full buffers, both delivered (the record after them starts a third).
-	for n := range 2*(64/(sideStringBytes+3)) + 1 {
+	// Two full buffers, both delivered (the record after them starts a third): a buffer
+	// holds the length prefix and run head, and then each record's head and side bytes.
+	perBuffer := (64 - 1 - MaxRunHeadBytes) / (1 + sideStringBytes)
+	for n := range 2*perBuffer + 1 {
 		run.recs = append(run.recs, fmt.Sprint(n))
 	}
 	if err := out.WriteSides(ctx, run); err != nil {
