@@ -126,6 +126,8 @@ func (u *recordRun) Len() int { return len(u.order) }
 
 func (u *recordRun) Head(k int) []byte { return u.heads[u.hoff[k]:u.hoff[k+1]] }
 
+func (u *recordRun) Heads() ([]byte, []int32) { return u.heads, u.hoff }
+
 func (u *recordRun) AppendRunHead(dst []byte, first, count int) []byte {
 	return appendSideRunHead(dst, first, count)
 }

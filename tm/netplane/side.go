@@ -22,9 +22,10 @@ import (
 type SideRun interface {
 	// Len is the number of records in the run.
 	Len() int
-	// Head is record k's header (valid until the next call); the caller's run head says
-	// how a consumer tells where one ends.
-	Head(k int) []byte
+	// Heads are the records' headers, one after the other: record k's is
+	// heads[ends[k]:ends[k+1]] (ends has Len()+1 entries, the first 0). The caller's run
+	// head says how a consumer tells where one ends.
+	Heads() (heads []byte, ends []int32)
 	// AppendRunHead appends to dst the head of a message carrying count records, the side
 	// car's records first..first+count-1; at most MaxRunHeadBytes.
 	AppendRunHead(dst []byte, first, count int) []byte
@@ -66,28 +67,25 @@ func (o *Output) WriteSides(ctx context.Context, run SideRun) error {
 		}
 		return fmt.Errorf("netplane: channel %s: a side-car record for a consumer on another plane", o.id)
 	}
+	heads, ends := run.Heads()
 	for k := 0; k < n; {
 		// A record larger than a buffer takes one of its own; unlike WriteRecord's it needs
 		// no larger byte buffer.
-		need := min(recordLen(MaxRunHeadBytes+len(run.Head(k)))+size, o.bufferBytes)
+		need := min(recordLen(MaxRunHeadBytes+int(ends[k+1]-ends[k]))+size, o.bufferBytes)
 		if err := o.reserveLocked(ctx, need); err != nil {
 			return err
 		}
 		// The buffer has room for record k: it goes in one message with those after it
 		// that fit too.
-		from, heads, used := k, 0, o.usedLocked()
-		for ; k < n; k++ {
-			l := heads + len(run.Head(k))
-			if k > from && used+recordLen(MaxRunHeadBytes+l)+(k+1-from)*size > o.bufferBytes {
+		from, used := k, o.usedLocked()
+		for k++; k < n; k++ {
+			if used+recordLen(MaxRunHeadBytes+int(ends[k+1]-ends[from]))+(k+1-from)*size > o.bufferBytes {
 				break
 			}
-			heads = l
 		}
 		o.runHead = run.AppendRunHead(o.runHead[:0], o.sideRecords, k-from)
-		o.buf = append(binary.AppendUvarint(o.buf, uint64(len(o.runHead)+heads)), o.runHead...)
-		for j := from; j < k; j++ {
-			o.buf = append(o.buf, run.Head(j)...)
-		}
+		o.buf = append(binary.AppendUvarint(o.buf, uint64(len(o.runHead)+int(ends[k]-ends[from]))), o.runHead...)
+		o.buf = append(o.buf, heads[ends[from]:ends[k]]...)
 		o.sideBytes += (k - from) * size
 		o.side = run.AppendSides(o.side, from, k)
 		o.sideRecords += k - from

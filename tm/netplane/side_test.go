@@ -29,9 +29,15 @@ type sideRun struct {
 	released *sync.Map
 }
 
-func (r *sideRun) Len() int        { return len(r.recs) }
-func (r *sideRun) Head(int) []byte { return []byte{'S'} }
-func (r *sideRun) SideBytes() int  { return sideStringBytes }
+func (r *sideRun) Len() int { return len(r.recs) }
+func (r *sideRun) Heads() ([]byte, []int32) {
+	ends := make([]int32, len(r.recs)+1)
+	for k := range ends {
+		ends[k] = int32(k)
+	}
+	return []byte(strings.Repeat("S", len(r.recs))), ends
+}
+func (r *sideRun) SideBytes() int { return sideStringBytes }
 
 func (r *sideRun) AppendRunHead(dst []byte, first, count int) []byte {
 	return binary.AppendUvarint(binary.AppendUvarint(append(dst, 'R'), uint64(first)), uint64(count))
