@@ -90,6 +90,21 @@ func (r *sideRelay) RouteRecords(recs stream.PendingRecords) error {
 	return nil
 }
 
+// wordCountRelay chains WordCount's "lines" to its "count" through a sideRelay routing
+// runs of up to limit records, and returns the relay and the head of "lines".
+func wordCountRelay(t *testing.T, job *stream.Job, limit int) (*sideRelay, stream.Collector) {
+	t.Helper()
+	var r2 captureRouter
+	head2, v2 := chainOf(t, job, "count", &r2)
+	v1, err := job.Vertex("lines")
+	if err != nil {
+		t.Fatal(err)
+	}
+	relay := &sideRelay{t: t, batch: v2.Inputs[0].NewBatch(), next: head2, out: v1.Outputs[0], in: v2.Inputs[0], limit: limit}
+	head1, _ := chainOf(t, job, "lines", relay)
+	return relay, head1
+}
+
 // TestSideCarWordCount runs WordCount's two vertices with the records of a value type
 // crossing in side cars: every record takes that path, and the counts are those of the
 // encoded path.
@@ -98,14 +113,7 @@ func TestSideCarWordCount(t *testing.T) {
 	job := wordCountJob(t, func(s stream.DataStream[word]) {
 		stream.Sink(s, "sink", func() stream.Operator { return sink })
 	})
-	var r2 captureRouter
-	head2, v2 := chainOf(t, job, "count", &r2)
-	v1, err := job.Vertex("lines")
-	if err != nil {
-		t.Fatal(err)
-	}
-	relay := &sideRelay{t: t, batch: v2.Inputs[0].NewBatch(), next: head2, out: v1.Outputs[0], in: v2.Inputs[0], limit: 7}
-	head1, _ := chainOf(t, job, "lines", relay)
+	relay, head1 := wordCountRelay(t, job, 7)
 	if relay.staged == nil {
 		t.Fatal("the chain's output to a SideRouter is no StagedCollector")
 	}
@@ -209,14 +217,7 @@ func TestTakeSidesRejectsForeignSideCars(t *testing.T) {
 		}
 	}
 	// A side car of two records, as the chain of "lines" fills it.
-	var r2 captureRouter
-	head2, _ := chainOf(t, job, "count", &r2)
-	v1, err := job.Vertex("lines")
-	if err != nil {
-		t.Fatal(err)
-	}
-	relay := &sideRelay{t: t, batch: v2.Inputs[0].NewBatch(), next: head2, out: v1.Outputs[0], in: v2.Inputs[0], limit: 2}
-	head1, _ := chainOf(t, job, "lines", relay)
+	relay, head1 := wordCountRelay(t, job, 2)
 	if err := head1.Collect("a b", stream.NoTimestamp); err != nil {
 		t.Fatal(err)
 	}
