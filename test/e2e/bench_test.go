@@ -107,7 +107,7 @@ func BenchmarkWordCountThroughput(b *testing.B) {
 const beforeBinEnv = "TIDE_BENCH_BEFORE_BIN"
 
 // benchWordCount runs the hand-written loop and tide in turns, b.N times each and at
-// least 3, so that a change of the machine's load hits both alike, and compares the best
+// least 5, so that a change of the machine's load hits both alike, and compares the best
 // run of each (the run least disturbed by the rest of the machine). It also prints the CPU
 // time each spent per word (least of the runs): tide's is every process of the cluster,
 // start-up and the final checkpoint included, so at p=2 it says how far two cores are from
@@ -115,7 +115,7 @@ const beforeBinEnv = "TIDE_BENCH_BEFORE_BIN"
 func benchWordCount(b *testing.B, in string, words int, l wordCountLayout) {
 	var base, perSec, runPerSec float64
 	loopCPU, tideCPU := time.Duration(1<<62), time.Duration(1<<62)
-	runs := max(b.N, 3)
+	runs := max(b.N, 5)
 	for range runs {
 		cpu0 := testkit.CPUTime(b, syscall.RUSAGE_SELF)
 		base = max(base, loopWordsPerSecond(b, in, words))
