@@ -414,7 +414,7 @@ func shippedConfig(cfg *conf.Config, stagingDir string) ([]byte, error) {
 		}
 	}
 	if dir := m[conf.CheckpointsDir.Key()]; dir == "" {
-		m[conf.CheckpointsDir.Key()] = stagingDir + "/checkpoints"
+		m[conf.CheckpointsDir.Key()] = stagingCheckpoints(stagingDir)
 	} else if !strings.HasPrefix(dir, "hdfs://") {
 		slog.Warn("state.checkpoints.dir is not on HDFS: a second AM attempt on another node will not find the checkpoints", "dir", dir)
 	}

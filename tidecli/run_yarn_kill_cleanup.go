@@ -95,10 +95,14 @@ func retainedInStaging(cfg *conf.Config) bool {
 	return (!ok || dir == "") && conf.CheckpointsRetention.Get(cfg) == am.RetainOnCancellation
 }
 
+// stagingCheckpoints is where an application's checkpoints go when state.checkpoints.dir
+// is unset: under its staging directory dir (a URI, or a path in the staging storage).
+func stagingCheckpoints(dir string) string { return dir + "/checkpoints" }
+
 // latestStagedCheckpoint is the path under st (the staging root) of the newest completed
 // checkpoint in application name's default checkpoint directory; "" when none completed.
 func latestStagedCheckpoint(ctx context.Context, st storage.Storage, name string) (string, error) {
-	root := name + "/checkpoints"
+	root := stagingCheckpoints(name)
 	jobs, err := st.List(ctx, root)
 	if errors.Is(err, storage.ErrNotFound) {
 		return "", nil

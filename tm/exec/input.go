@@ -128,6 +128,16 @@ func (c *inputChan) read(ctx context.Context, events chan<- *batch) {
 		full    bool  // the batch holds maxBatch records: hand it on
 	)
 	var bytesIn int64 // published once per network buffer
+	// recordsAdded says whether to read on after records went into the batch.
+	recordsAdded := func() bool {
+		if len(b.ts) >= maxBatch {
+			// Hand the full batch on after ReadRecords returned: when this was the
+			// buffer's last record, its credit goes back first.
+			full = true
+			return false
+		}
+		return true
+	}
 	handle := func(raw []byte, side any) bool {
 		bytesIn += int64(len(raw))
 		var m message
@@ -136,16 +146,6 @@ func (c *inputChan) read(ctx context.Context, events chan<- *batch) {
 			m = message{tag: tagRecord, ts: noTimestamp, kg: noKeyGroup, payload: raw[1:]}
 		case len(raw) > 1 && raw[0] == tagKeyedRecord && raw[1] < 0x80:
 			m = message{tag: tagKeyedRecord, ts: noTimestamp, kg: int32(raw[1]), payload: raw[2:]}
-		case len(raw) > 0 && raw[0] == tagSideRun:
-			if err := c.takeSideRun(b, raw[1:], side); err != nil {
-				failed = fmt.Errorf("input %s: %w", c.in.ID(), err)
-				return false
-			}
-			if len(b.ts) >= maxBatch {
-				full = true // as below
-				return false
-			}
-			return true
 		default:
 			var err error
 			if m, err = parseMessage(raw); err != nil {
@@ -166,13 +166,13 @@ func (c *inputChan) read(ctx context.Context, events chan<- *batch) {
 				b.kgs = append(b.kgs, m.kg)
 			}
 			b.addRecords(i, 1)
-			if len(b.ts) >= maxBatch {
-				// Hand the full batch on after ReadRecords returned: when this was the
-				// buffer's last record, its credit goes back first.
-				full = true
+			return recordsAdded()
+		case tagSideRun: // many records in one message: parsed once, not once per record
+			if err := c.takeSideRun(b, m, side); err != nil {
+				failed = fmt.Errorf("input %s: %w", c.in.ID(), err)
 				return false
 			}
-			return true
+			return recordsAdded()
 		case tagWatermark:
 			ev.kind = evWatermark
 		case tagBarrier, tagSavepointBarrier:
@@ -241,15 +241,11 @@ func (b *batch) addRecords(i, n int) {
 	}
 }
 
-// takeSideRun adds the records of a side-car run (run is the message after its tag) to b:
-// their values from the buffer's side car, their timestamps and key groups from their
-// headers in the run.
-func (c *inputChan) takeSideRun(b *batch, run []byte, side any) error {
-	first, n, heads, err := parseSideRun(run)
-	if err != nil {
-		return err
-	}
-	i, err := b.recs.TakeSides(side, first, n)
+// takeSideRun adds the records of side-car run m to b: their values from the buffer's side
+// car, their timestamps and key groups from their headers in the run.
+func (c *inputChan) takeSideRun(b *batch, m message, side any) error {
+	n, heads := m.n, m.payload
+	i, err := b.recs.TakeSides(side, m.first, n)
 	if err != nil {
 		return err
 	}

@@ -188,27 +188,19 @@ func readAll(ctx context.Context, in *netplane.Input, batch stream.RecordBatch) 
 	}
 }
 
-// readSideRun reads the records of side-car run m, as the input does: their values from side,
-// their timestamps and key groups from their headers.
-func readSideRun(m message, side any, batch stream.RecordBatch, c *captureCollector, got *[]gotRecord) error {
-	i, err := batch.TakeSides(side, m.first, m.n)
-	if err != nil {
+// readSideRun reads the records of side-car run m as the input does (takeSideRun): their
+// values from side, their timestamps and key groups from their headers.
+func readSideRun(m message, side any, recs stream.RecordBatch, c *captureCollector, got *[]gotRecord) error {
+	b := &batch{recs: recs, from: &inputChan{keyed: true}}
+	if err := b.from.takeSideRun(b, m, side); err != nil {
 		return err
 	}
-	heads := m.payload
+	first := b.events[0].rec
 	for k := range m.n {
-		var ts int64
-		var kg int32
-		if ts, kg, heads, err = nextRunHead(heads); err != nil {
+		if err := recs.Emit(first+k, b.ts[k], c); err != nil {
 			return err
 		}
-		if err := batch.Emit(i+k, ts, c); err != nil {
-			return err
-		}
-		*got = append(*got, gotRecord{w: c.got[len(c.got)-1], ts: ts, kg: kg, side: true})
-	}
-	if len(heads) != 0 {
-		return fmt.Errorf("%d bytes after a side-car run's %d headers", len(heads), m.n)
+		*got = append(*got, gotRecord{w: c.got[len(c.got)-1], ts: b.ts[k], kg: b.kgs[k], side: true})
 	}
 	return nil
 }

@@ -137,9 +137,17 @@ func TestSideRun(t *testing.T) {
 	}
 
 	c := &inputChan{keyed: true}
+	// take reads a run message as the input does: parsed, then its records taken.
+	take := func(b *batch, run []byte, side any) error {
+		m, err := parseMessage(run)
+		if err != nil {
+			return err
+		}
+		return c.takeSideRun(b, m, side)
+	}
 	b := &batch{recs: dst.Inputs[0].NewBatch(), from: c}
 	b.addRecords(0, 0) // an empty run of records before: the side-car run goes on with it
-	if err := c.takeSideRun(b, run[1:], side); err != nil {
+	if err := take(b, run, side); err != nil {
 		t.Fatal(err)
 	}
 	if want := []int64{noTimestamp, 42, -3}; !slices.Equal(b.ts, want) {
@@ -172,11 +180,11 @@ func TestSideRun(t *testing.T) {
 		{"no records", appendSideRunHead(nil, 0, 0), "bad record count"},
 	} {
 		b := &batch{recs: dst.Inputs[0].NewBatch(), from: c}
-		if err := c.takeSideRun(b, bad.run[1:], side); err == nil || !strings.Contains(err.Error(), bad.want) {
+		if err := take(b, bad.run, side); err == nil || !strings.Contains(err.Error(), bad.want) {
 			t.Errorf("%s: got %v, want an error saying %q", bad.name, err, bad.want)
 		}
 	}
-	if err := c.takeSideRun(&batch{recs: dst.Inputs[0].NewBatch(), from: c}, run[1:], "not a side car"); err == nil {
+	if err := take(&batch{recs: dst.Inputs[0].NewBatch(), from: c}, run, "not a side car"); err == nil {
 		t.Error("a run whose buffer has no side car of its type: no error")
 	}
 }
