@@ -129,6 +129,8 @@ func TestTypedValues(t *testing.T) {
 		{"execution.buffer-timeout", "0", func(c *Config) any { return ExecutionBufferTimeout.Get(c) }, time.Duration(0)},
 		{"execution.buffer-timeout", "-1", func(c *Config) any { return ExecutionBufferTimeout.Get(c) }, -time.Millisecond},
 		{"execution.buffer-timeout", "5 ms", func(c *Config) any { return ExecutionBufferTimeout.Get(c) }, 5 * time.Millisecond},
+		{"taskmanager.network.memory.buffers-per-channel", "4", func(c *Config) any { return NetworkBuffersPerChannel.Get(c) }, 4},
+		{"taskmanager.network.memory.floating-buffers-per-gate", "0", func(c *Config) any { return NetworkFloatingBuffersPerGate.Get(c) }, 0},
 	}
 	for _, tt := range tests {
 		c, _, err := Build([]Entry{{Key: tt.key, Value: tt.value}})
@@ -167,6 +169,8 @@ func TestValueErrors(t *testing.T) {
 		{"jobmanager.rpc.address", " ", `jobmanager.rpc.address: " " is empty (expected a host name or address)`},
 		{"state.backend.upload.nice", "20", `state.backend.upload.nice: "20" is out of range (expected an integer between 0 and 19)`},
 		{"state.backend.upload.nice", "-1", `state.backend.upload.nice: "-1" is out of range (expected an integer between 0 and 19)`},
+		{"taskmanager.network.memory.buffers-per-channel", "0", `taskmanager.network.memory.buffers-per-channel: "0" is out of range (expected an integer between 1 and 65536)`},
+		{"taskmanager.network.memory.floating-buffers-per-gate", "-1", `taskmanager.network.memory.floating-buffers-per-gate: "-1" is out of range (expected an integer between 0 and 65536)`},
 		{"state.backend.upload.nice", "low", `state.backend.upload.nice: "low" is not an integer (expected an integer between 0 and 19)`},
 	}
 	for _, tt := range tests {

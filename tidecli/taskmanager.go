@@ -79,7 +79,18 @@ func runTaskManager(c *cli.Context) error {
 		Slots:          conf.TaskManagerNumberOfTaskSlots.Get(cfg),
 		DataAddress:    net.JoinHostPort(c.String("host"), strconv.Itoa(conf.TaskManagerDataPort.Get(cfg))),
 		ConnectTimeout: c.Duration("connect-timeout"),
-		DataPlane:      netplane.Options{}.WithBufferTimeout(conf.ExecutionBufferTimeout.Get(cfg)),
+		DataPlane:      dataPlaneOptions(cfg),
 		AMAddressFile:  kubeAMAddressFile(),
 	})
+}
+
+// dataPlaneOptions are the TaskManager's data plane settings: execution.buffer-timeout and
+// the network buffers of taskmanager.network.memory.*.
+func dataPlaneOptions(cfg *conf.Config) netplane.Options {
+	o := netplane.Options{CreditsPerChannel: conf.NetworkBuffersPerChannel.Get(cfg),
+		FloatingBuffersPerGate: conf.NetworkFloatingBuffersPerGate.Get(cfg)}
+	if o.FloatingBuffersPerGate == 0 {
+		o.FloatingBuffersPerGate = -1 // none; the zero value selects netplane's default
+	}
+	return o.WithBufferTimeout(conf.ExecutionBufferTimeout.Get(cfg))
 }

@@ -261,7 +261,7 @@ func (t *task) openInputs(ctx context.Context, wg *sync.WaitGroup) {
 		}
 		for _, j := range producers {
 			id := netplane.ChannelID{Attempt: t.a.id, Edge: stream.EdgeName(in.From, t.vertex.ID), Producer: j, Consumer: t.index}
-			c := &inputChan{idx: len(t.inputs), in: t.e.cfg.Plane.OpenInput(id), spec: in, resume: make(chan struct{}, 1), m: t.metrics, free: make(batches, cap(t.events)+2),
+			c := &inputChan{idx: len(t.inputs), in: t.e.cfg.Plane.OpenGateInput(id, len(producers)), spec: in, resume: make(chan struct{}, 1), m: t.metrics, free: make(batches, cap(t.events)+2),
 				keyed: in.Kind == jobgraph.Hash}
 			t.inputs = append(t.inputs, c)
 		}

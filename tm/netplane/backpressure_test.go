@@ -11,8 +11,10 @@ import (
 
 // TestBackpressureBoundsMemory: a consumer that stops reading blocks its
 // producer after a bounded number of buffers, and the consumer never holds
-// more than CreditsPerChannel × BufferBytes. Once it reads again, every
-// record arrives in order.
+// more than its credits × BufferBytes: CreditsPerChannel, plus an even share of
+// FloatingBuffersPerGate for a channel of a gate (OpenGateInput), also when the
+// gate opens after the producer attached. Once it reads again, every record
+// arrives in order.
 func TestBackpressureBoundsMemory(t *testing.T) {
 	const (
 		bufferBytes = 1024
@@ -20,14 +22,34 @@ func TestBackpressureBoundsMemory(t *testing.T) {
 		total       = 5000 // far more than credits can absorb
 	)
 	perBuffer := bufferBytes / recordLen(recordBytes) // records that fit in one buffer
-	for _, credits := range []int{1, 3} {
+	tests := []struct {
+		name               string
+		perChannel, floats int
+		gate               int  // OpenGateInput with this many channels (0: OpenInput)
+		late               bool // the gate opens once the producer blocked on its first credits
+		credits            int  // buffers the consumer may hold
+	}{
+		{name: "credits=1", perChannel: 1, credits: 1},
+		{name: "credits=3", perChannel: 3, credits: 3},
+		{name: "gate of 2 shares 8 floating", perChannel: 1, floats: 8, gate: 2, credits: 5},
+		{name: "gate of 9 has no share", perChannel: 2, floats: 8, gate: 9, credits: 2},
+		{name: "no floating buffers", perChannel: 2, floats: -1, gate: 2, credits: 2},
+		{name: "gate opened after the producer", perChannel: 1, floats: 6, gate: 3, late: true, credits: 3},
+	}
+	for _, tc := range tests {
 		for _, mode := range modes {
-			t.Run(fmt.Sprintf("%s/credits=%d", mode, credits), func(t *testing.T) {
+			t.Run(fmt.Sprintf("%s/%s", mode, tc.name), func(t *testing.T) {
 				ctx := testCtx(t)
-				opts := Options{BufferBytes: bufferBytes, CreditsPerChannel: credits, FlushInterval: -1}
+				opts := Options{BufferBytes: bufferBytes, CreditsPerChannel: tc.perChannel, FloatingBuffersPerGate: tc.floats, FlushInterval: -1}
 				prod, cons := pair(t, mode, opts)
 				id := chanID(1, 0, 0)
-				in := cons.OpenInput(id)
+				var in *Input
+				switch {
+				case tc.gate == 0:
+					in = cons.OpenInput(id)
+				case !tc.late:
+					in = cons.OpenGateInput(id, tc.gate)
+				}
 				out, err := prod.OpenOutput(ctx, id, cons.Addr())
 				if err != nil {
 					t.Fatalf("OpenOutput: %v", err)
@@ -45,6 +67,11 @@ func TestBackpressureBoundsMemory(t *testing.T) {
 					errc <- out.Close(ctx)
 				}()
 
+				credits := tc.credits
+				if tc.late {
+					waitFor(t, "the producer to block on its first credits", out.BackPressured)
+					in = cons.OpenGateInput(id, tc.gate)
+				}
 				limit := int64(credits * bufferBytes)
 				waitFor(t, "the producer to block with the consumer's buffers full", func() bool {
 					in.mu.Lock()
@@ -72,7 +99,7 @@ func TestBackpressureBoundsMemory(t *testing.T) {
 				if got := cons.BufferedBytes(); got > limit {
 					t.Fatalf("consumer plane buffers %d bytes, want at most %d", got, limit)
 				}
-				t.Logf("credits=%d: blocked after %d records; consumer holds %d bytes (limit %d)", credits, accepted, in.BufferedBytes(), limit)
+				t.Logf("%s: blocked after %d records; consumer holds %d bytes (limit %d)", tc.name, accepted, in.BufferedBytes(), limit)
 
 				for n := range total {
 					got, err := in.Next(ctx)

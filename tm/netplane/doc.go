@@ -21,12 +21,14 @@
 // one buffer of records, each a uvarint length and the bytes. END is end of
 // stream. CREDIT grants buffers. RESET aborts one channel with a reason.
 //
-// Flow control: an Input grants CreditsPerChannel credits when its producer
+// Flow control: an Input grants CreditsPerChannel credits, plus its share of
+// its gate's FloatingBuffersPerGate (OpenGateInput), when its producer
 // attaches (OPEN may arrive before OpenInput: the input is then created
-// lazily) and one more each time the last record of a buffer is read. An
-// Output sends a buffer only against a credit, so a consumer that stops
-// reading holds at most CreditsPerChannel × BufferBytes and its producer's
-// Write blocks once its own buffer is full. Buffers leave when full, on
+// lazily, and a gate opened later grants its share on top) and one more each
+// time the last record of a buffer is read. An Output sends a buffer only
+// against a credit, so a consumer that stops reading holds at most its
+// credits × BufferBytes and its producer's Write blocks once its own buffer
+// is full. Buffers leave when full, on
 // Flush, on Close, or FlushInterval after their first record (execution.buffer-timeout;
 // FlushEveryRecord sends each record as soon as a credit allows). Output.SetBufferTimeout
 // gives one output its own timeout (the job's), also while records wait.

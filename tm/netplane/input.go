@@ -7,9 +7,10 @@ import (
 	"sync"
 )
 
-// Input is the consuming end of one channel. It holds at most
-// CreditsPerChannel buffers: it grants that many credits when its producer
-// attaches and one more each time the last record of a buffer is read.
+// Input is the consuming end of one channel. It holds at most credits buffers
+// (CreditsPerChannel, plus its share of the gate's floating buffers when opened
+// with OpenGateInput): it grants that many credits when its producer attaches
+// and one more each time the last record of a buffer is read.
 type Input struct {
 	id    ChannelID
 	plane *Plane
@@ -25,6 +26,7 @@ type Input struct {
 	peak        int64         // high-water mark of bytes
 	producer    consumerLink  // nil until the producer attaches
 	outstanding int           // credits granted and not yet consumed by a DATA buffer
+	credits     int           // buffers this input may hold: its initial grant
 	ended       bool          // END received
 	err         error
 }
@@ -36,7 +38,27 @@ type received struct {
 }
 
 func newInput(p *Plane, id ChannelID) *Input {
-	return &Input{id: id, plane: p, changed: make(chan struct{})}
+	return &Input{id: id, plane: p, changed: make(chan struct{}), credits: p.opts.CreditsPerChannel}
+}
+
+// raiseCredits lets the input hold n buffers when it may hold fewer; a producer that
+// attached already is granted the difference at once.
+func (i *Input) raiseCredits(n int) {
+	i.mu.Lock()
+	more := n - i.credits
+	if more <= 0 {
+		i.mu.Unlock()
+		return
+	}
+	i.credits = n
+	link := i.producer
+	if link == nil || i.err != nil || i.ended {
+		i.mu.Unlock()
+		return // bind grants them
+	}
+	i.outstanding += more
+	i.mu.Unlock()
+	link.grantCredit(more)
 }
 
 // ID returns the channel this input reads.
@@ -185,7 +207,7 @@ func (i *Input) BufferedBytes() int64 {
 }
 
 // PeakBufferedBytes reports the most bytes this input has held at once; it
-// never exceeds CreditsPerChannel × BufferBytes unless records larger than
+// never exceeds its credits × BufferBytes unless records larger than
 // BufferBytes were sent.
 func (i *Input) PeakBufferedBytes() int64 {
 	i.mu.Lock()
@@ -219,7 +241,7 @@ func (i *Input) bind(link consumerLink) error {
 		return fmt.Errorf("%w: channel %s already has a producer", ErrProtocol, i.id)
 	}
 	i.producer = link
-	grant := i.plane.opts.CreditsPerChannel
+	grant := i.credits
 	i.outstanding = grant
 	i.mu.Unlock()
 	link.grantCredit(grant)
@@ -238,7 +260,7 @@ func (i *Input) deliver(buf []byte, side any) error {
 	case i.ended:
 		return fmt.Errorf("%w: channel %s received data after end of stream", ErrProtocol, i.id)
 	case i.outstanding == 0:
-		return fmt.Errorf("%w: channel %s received a buffer without credit (limit %d buffers)", ErrProtocol, i.id, i.plane.opts.CreditsPerChannel)
+		return fmt.Errorf("%w: channel %s received a buffer without credit (limit %d buffers)", ErrProtocol, i.id, i.credits)
 	}
 	i.outstanding--
 	i.queue = append(i.queue, received{buf: buf, side: side})

@@ -9,13 +9,14 @@ import (
 )
 
 // Defaults applied by Listen to zero-valued Options fields. They follow Flink's
-// network stack: 32 KiB memory segments, two exclusive buffers per channel and a
-// 100 ms buffer timeout (execution.buffer-timeout).
+// network stack: 32 KiB memory segments, two exclusive buffers per channel, eight
+// floating buffers per input gate and a 100 ms buffer timeout (execution.buffer-timeout).
 const (
-	DefaultBufferBytes       = 32 << 10
-	DefaultCreditsPerChannel = 2
-	DefaultFlushInterval     = 100 * time.Millisecond
-	DefaultBatchBytes        = 64 << 10
+	DefaultBufferBytes            = 32 << 10
+	DefaultCreditsPerChannel      = 2
+	DefaultFloatingBuffersPerGate = 8
+	DefaultFlushInterval          = 100 * time.Millisecond
+	DefaultBatchBytes             = 64 << 10
 
 	// MaxRecordBytes bounds a single record. A record larger than BufferBytes
 	// travels alone in an oversized buffer that still costs one credit.
@@ -38,8 +39,19 @@ type Options struct {
 	// the buffer and leave together with the next credit. Overrides FlushInterval.
 	FlushEveryRecord bool
 	// CreditsPerChannel is the number of receive buffers a consumer grants
-	// each channel; a producer holds at most this many buffers in flight.
+	// each channel (taskmanager.network.memory.buffers-per-channel); a producer
+	// holds at most this many buffers in flight, plus the channel's share of its
+	// gate's floating buffers.
 	CreditsPerChannel int
+	// FloatingBuffersPerGate are the receive buffers an input gate (the channels
+	// of one consumer subtask from every producer of one edge, OpenGateInput) has
+	// beyond CreditsPerChannel per channel
+	// (taskmanager.network.memory.floating-buffers-per-gate). They are split
+	// evenly over the gate's channels when the gate opens (Flink hands them to
+	// channels with a backlog instead); a gate holds at most
+	// channels × CreditsPerChannel + FloatingBuffersPerGate buffers either way.
+	// Zero selects DefaultFloatingBuffersPerGate, a negative value none.
+	FloatingBuffersPerGate int
 	// BufferBytes is the size of one network buffer, the unit of credit.
 	BufferBytes int
 	// Logger receives connection-level events; nil uses slog.Default().
@@ -60,6 +72,12 @@ func (o Options) withDefaults() (Options, error) {
 		o.CreditsPerChannel = DefaultCreditsPerChannel
 	}
 	switch {
+	case o.FloatingBuffersPerGate == 0:
+		o.FloatingBuffersPerGate = DefaultFloatingBuffersPerGate
+	case o.FloatingBuffersPerGate < 0:
+		o.FloatingBuffersPerGate = 0
+	}
+	switch {
 	case o.FlushEveryRecord:
 		o.FlushInterval = 0
 	case o.FlushInterval == 0:
@@ -76,6 +94,8 @@ func (o Options) withDefaults() (Options, error) {
 		return o, fmt.Errorf("netplane: BufferBytes %d: expected between 64 and %d", o.BufferBytes, MaxRecordBytes)
 	case o.CreditsPerChannel < 1 || o.CreditsPerChannel > 1<<16:
 		return o, fmt.Errorf("netplane: CreditsPerChannel %d: expected between 1 and 65536", o.CreditsPerChannel)
+	case o.FloatingBuffersPerGate > 1<<16:
+		return o, fmt.Errorf("netplane: FloatingBuffersPerGate %d: expected at most 65536", o.FloatingBuffersPerGate)
 	case o.BatchBytes < 512:
 		return o, fmt.Errorf("netplane: BatchBytes %d: expected at least 512", o.BatchBytes)
 	}

@@ -86,12 +86,18 @@ func Listen(ctx context.Context, addr string, opts Options) (*Plane, error) {
 // once, negative when only full buffers leave, else how long a partly filled buffer waits.
 func (p *Plane) BufferTimeout() time.Duration { return p.opts.FlushInterval }
 
+// Credits are the plane's receive buffers: per channel, and floating per input gate.
+func (p *Plane) Credits() (perChannel, floatingPerGate int) {
+	return p.opts.CreditsPerChannel, p.opts.FloatingBuffersPerGate
+}
+
 // Addr is the address peers dial to reach this plane.
 func (p *Plane) Addr() string { return p.addr }
 
 // BufferedBytes reports the bytes received by all inputs and not yet read.
-// It never exceeds (open inputs) × CreditsPerChannel × BufferBytes, except
-// for records larger than BufferBytes, which travel in oversized buffers.
+// It never exceeds the open inputs' credits × BufferBytes (for each gate:
+// channels × CreditsPerChannel + FloatingBuffersPerGate buffers), except for
+// records larger than BufferBytes, which travel in oversized buffers.
 func (p *Plane) BufferedBytes() int64 { return p.buffered.Load() }
 
 // OpenInput returns the consuming end of id. It may be called before or after
@@ -109,6 +115,17 @@ func (p *Plane) OpenInput(id ChannelID) *Input {
 		return in
 	}
 	p.inputs[id] = in
+	return in
+}
+
+// OpenGateInput is OpenInput for a channel of an input gate of channels channels (a
+// consumer subtask's channels from every producer of one edge): the channel may also hold
+// its even share of the gate's FloatingBuffersPerGate buffers.
+func (p *Plane) OpenGateInput(id ChannelID, channels int) *Input {
+	in := p.OpenInput(id)
+	if channels > 0 {
+		in.raiseCredits(p.opts.CreditsPerChannel + p.opts.FloatingBuffersPerGate/channels)
+	}
 	return in
 }
 

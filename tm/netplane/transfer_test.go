@@ -288,6 +288,8 @@ func TestOptionsValidation(t *testing.T) {
 		{"zero means defaults", Options{}, true},
 		{"tiny buffer", Options{BufferBytes: 10}, false},
 		{"negative credits", Options{CreditsPerChannel: -1}, false},
+		{"no floating buffers", Options{FloatingBuffersPerGate: -1}, true},
+		{"too many floating buffers", Options{FloatingBuffersPerGate: 1<<16 + 1}, false},
 		{"small batch", Options{BatchBytes: 100}, false},
 		{"no timed flush", Options{FlushInterval: -1}, true},
 	}

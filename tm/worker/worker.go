@@ -43,8 +43,9 @@ func Run(ctx context.Context, cfg Config) error {
 		return fmt.Errorf("TaskManager %s: start data plane: %w", cfg.ID, err)
 	}
 	defer plane.Close()
+	perChannel, floating := plane.Credits()
 	log.Info("TaskManager started", "slots", cfg.Slots, "dataAddress", plane.Addr(), "am", cfg.AMAddress, "build", cfg.BuildID,
-		"internal_auth", cfg.Secret.Set())
+		"internal_auth", cfg.Secret.Set(), "buffers_per_channel", perChannel, "floating_buffers_per_gate", floating)
 	mem, err := openMemory(cfg.Memory, cfg.Slots, log)
 	if err != nil {
 		return fmt.Errorf("TaskManager %s: %w", cfg.ID, err)
