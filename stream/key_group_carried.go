@@ -30,13 +30,17 @@ func VerifyCarriedKeyGroups(on bool) { verifyCarried.Store(on) }
 // computed (kg < 0: none).
 type keyedProcessor[T any] interface {
 	typedProcessor[T]
-	processKeyed(v T, ts int64, kg int, out Collector) error
+	// processKeyedRange handles records recs in order, record i with timestamp ts[i]
+	// and carried key group kgs[i], emitting into out.
+	processKeyedRange(recs []T, ts []int64, kgs []int32, out Collector) error
 }
 
 // keyedCollector is the head of a chain whose keyed operator takes carried key groups.
 type keyedCollector[T any] interface {
 	typedCollector[T]
-	collectKeyed(v T, ts int64, kg int) error
+	// collectKeyedRange takes a run of records with their timestamps and carried key
+	// groups: one call per run, not per record.
+	collectKeyedRange(recs []T, ts []int64, kgs []int32) error
 }
 
 // keyedLink is typedLink for a keyed operator: it also hands on carried key groups.
@@ -45,8 +49,8 @@ type keyedLink[T any] struct {
 	kop keyedProcessor[T]
 }
 
-func (l *keyedLink[T]) collectKeyed(v T, ts int64, kg int) error {
-	return l.kop.processKeyed(v, ts, kg, l.next)
+func (l *keyedLink[T]) collectKeyedRange(recs []T, ts []int64, kgs []int32) error {
+	return l.kop.processKeyedRange(recs, ts, kgs, l.next)
 }
 
 func linkKeyed[T any](op keyedProcessor[T], next Collector) Collector {

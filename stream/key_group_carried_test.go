@@ -3,6 +3,8 @@ package stream_test
 import (
 	"context"
 	"fmt"
+	"math"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -146,6 +148,99 @@ func BenchmarkReduceCarriedKeyGroup(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
+			}
+		})
+	}
+}
+
+// TestKeyedRunsMatchOneByOne: a run of records handed to a keyed operator in one
+// EmitRangeKeyed call (as the input reader does) emits what the same records handed on
+// one at a time emit, in the same order; a record in the run whose carried key group is
+// wrong (VerifyCarriedKeyGroups) stops the run there with an error, after the records
+// before it were handled.
+func TestKeyedRunsMatchOneByOne(t *testing.T) {
+	const maxP = 128
+	job := stream.NewJob("runs", 1, maxP)
+	n := stream.NumberSequenceSource(job, "n", stream.NumberSequence{From: 1, To: 2})
+	ks := stream.KeyBy(n, func(v int64) int64 { return v % 5 })
+	stream.Reduce(ks, "reduce", func(acc, v int64) int64 { return acc + v })
+	stream.TumblingWindow(ks, "window", time.Second, stream.Aggregator[int64, int64, int64, int64]{
+		Add:    func(acc, v int64) int64 { return acc + v },
+		Result: func(_ int64, acc int64) int64 { return acc },
+	})
+	const m = 40
+	keys, ts, kgs := make([]int64, m), make([]int64, m), make([]int32, m)
+	for i := range m {
+		keys[i], ts[i] = int64(i+1), int64(1000+i*100) // four windows of a second
+		kgs[i] = int32(stream.KeyGroupOf(keys[i]%5, maxP))
+	}
+	// feed hands the records to a fresh operator of vertex id, as one run or one by one,
+	// and returns what it emitted (the window's results once the watermark passed them).
+	feed := func(t *testing.T, id string, kgs []int32, oneByOne bool) ([]rec, error) {
+		v, err := job.Vertex(id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		op := v.NewChain()[0].Operator
+		if err := op.Open(context.Background(), withBackend(t, "hashmap", runtimeFor(id, 1, 0, maxP)), nil); err != nil {
+			t.Fatal(err)
+		}
+		defer op.Close()
+		out := &sliceCollector{}
+		head := stream.Link(op, out)
+		batch := v.Inputs[0].NewBatch()
+		for _, k := range keys {
+			if _, err := batch.Decode(stream.CodecFor[int64]().Append(nil, k)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if oneByOne {
+			for i := range m {
+				if err := batch.EmitRangeKeyed(i, i+1, ts, kgs, head); err != nil {
+					return out.out, err
+				}
+			}
+		} else if err := batch.EmitRangeKeyed(0, m, ts, kgs, head); err != nil {
+			return out.out, err
+		}
+		if err := op.EndInput(context.Background(), out); err != nil {
+			return out.out, err
+		}
+		if w, ok := op.(interface{ Watermark(int64, stream.Collector) error }); ok {
+			err = w.Watermark(math.MaxInt64, out) // fires every window
+		}
+		return out.out, err
+	}
+	for _, id := range []string{"reduce", "window"} {
+		t.Run(id, func(t *testing.T) {
+			want, err := feed(t, id, kgs, true)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := feed(t, id, kgs, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if id == "window" { // a window's keys fire in no particular order
+				slices.SortFunc(got, func(a, b rec) int { return strings.Compare(fmt.Sprint(a), fmt.Sprint(b)) })
+				slices.SortFunc(want, func(a, b rec) int { return strings.Compare(fmt.Sprint(a), fmt.Sprint(b)) })
+			}
+			if len(want) == 0 || fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Fatalf("one run emitted %v\nwant (one by one) %v", got, want)
+			}
+			if id != "reduce" {
+				return
+			}
+			stream.VerifyCarriedKeyGroups(true)
+			defer stream.VerifyCarriedKeyGroups(false)
+			bad := append([]int32(nil), kgs...)
+			bad[7] = (bad[7] + 1) % maxP
+			got, err = feed(t, id, bad, false)
+			if err == nil || !strings.Contains(err.Error(), "came with key group") {
+				t.Fatalf("error %v, want one naming the carried key group", err)
+			}
+			if fmt.Sprint(got) != fmt.Sprint(want[:7]) {
+				t.Fatalf("before the bad record the run emitted %v, want %v", got, want[:7])
 			}
 		})
 	}

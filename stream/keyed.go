@@ -70,28 +70,35 @@ func (o *keyedOp[T, K, S, O]) setOut(out Collector) {
 
 func (o *keyedOp[T, K, S, O]) processTyped(rec T, ts int64, out Collector) error {
 	k := o.key(rec)
-	return o.process(k, o.state.keyGroup(k), rec, ts, out)
+	o.setOut(out)
+	return o.process(k, o.state.keyGroup(k), rec, ts)
 }
 
-// processKeyed takes a record with the key group its sender computed (see
-// KeyedState.carriedKeyGroup).
-func (o *keyedOp[T, K, S, O]) processKeyed(rec T, ts int64, kg int, out Collector) error {
-	k := o.key(rec)
-	kg, err := o.state.carriedKeyGroup(k, kg)
-	if err != nil {
-		return err
+// processKeyedRange takes records with the key groups their sender computed (see
+// KeyedState.carriedKeyGroup); out is looked up once for all of them.
+func (o *keyedOp[T, K, S, O]) processKeyedRange(recs []T, ts []int64, kgs []int32, out Collector) error {
+	o.setOut(out)
+	for i := range recs {
+		k := o.key(recs[i])
+		kg, err := o.state.carriedKeyGroup(k, int(kgs[i]))
+		if err != nil {
+			return err
+		}
+		if err := o.process(k, kg, recs[i], ts[i]); err != nil {
+			return err
+		}
 	}
-	return o.process(k, kg, rec, ts, out)
+	return nil
 }
 
-// process handles record rec of key k in key group kg.
-func (o *keyedOp[T, K, S, O]) process(k K, kg int, rec T, ts int64, out Collector) error {
+// process handles record rec of key k in key group kg, emitting into the output setOut
+// selected.
+func (o *keyedOp[T, K, S, O]) process(k K, kg int, rec T, ts int64) error {
 	s := o.state.getIn(kg, k)
 	fresh := s == nil
 	if fresh {
 		s = new(S)
 	}
-	o.setOut(out)
 	keep := o.f.OnRecord(k, s, rec, ts, o.emitF)
 	switch {
 	case !keep && !fresh:

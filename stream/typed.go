@@ -248,13 +248,7 @@ func (b *typedBatch[T]) EmitRangeKeyed(from, to int, ts []int64, kgs []int32, ou
 		}
 		b.kout, b.kc = out, kc
 	}
-	recs, ts, kgs := b.recs[from:to], ts[from:to], kgs[from:to]
-	for i := range recs {
-		if err := b.kc.collectKeyed(recs[i], ts[i], int(kgs[i])); err != nil {
-			return err
-		}
-	}
-	return nil
+	return b.kc.collectKeyedRange(b.recs[from:to], ts[from:to], kgs[from:to])
 }
 
 func (b *typedBatch[T]) Reset() {

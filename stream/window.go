@@ -83,10 +83,15 @@ func (o *windowOp[T, K, A, O]) processTyped(rec T, ts int64, _ Collector) error 
 	return o.process(rec, ts, -1)
 }
 
-// processKeyed takes a record with the key group its sender computed (see
+// processKeyedRange takes records with the key groups their sender computed (see
 // KeyedState.carriedKeyGroup).
-func (o *windowOp[T, K, A, O]) processKeyed(rec T, ts int64, kg int, _ Collector) error {
-	return o.process(rec, ts, kg)
+func (o *windowOp[T, K, A, O]) processKeyedRange(recs []T, ts []int64, kgs []int32, _ Collector) error {
+	for i := range recs {
+		if err := o.process(recs[i], ts[i], int(kgs[i])); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // process handles a record; carried is the key group its sender computed (negative: none).
