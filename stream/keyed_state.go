@@ -69,9 +69,13 @@ func BackendStateName(operatorID, name string) string { return operatorID + "/" 
 func (s *KeyedState[K, S]) Err() error { return s.err }
 
 func (s *KeyedState[K, S]) fail(err error) {
-	if s.err == nil && err != nil {
-		s.err = fmt.Errorf("keyed state %q of operator %s: %w", s.name, s.rt.OperatorID, err)
+	if s.err == nil && err != nil { // inlined: called on every access, err almost always nil
+		s.setErr(err)
 	}
+}
+
+func (s *KeyedState[K, S]) setErr(err error) {
+	s.err = fmt.Errorf("keyed state %q of operator %s: %w", s.name, s.rt.OperatorID, err)
 }
 
 func (s *KeyedState[K, S]) keyGroup(k K) int {

@@ -56,7 +56,9 @@ func TestBadInput(t *testing.T) {
 }
 
 // TestTaskManagerRetriesUnreachableAM: with no AM listening, a TaskManager retries with
-// backoff, logging each try, and gives up after --connect-timeout with a clear error.
+// backoff, logging each try (as information in the first second, while an AM started with
+// it may still be coming up, then as a warning), and gives up after --connect-timeout with
+// a clear error.
 func TestTaskManagerRetriesUnreachableAM(t *testing.T) {
 	port, err := standalone.FreePort()
 	if err != nil {
@@ -69,6 +71,11 @@ func TestTaskManagerRetriesUnreachableAM(t *testing.T) {
 	}
 	if n := strings.Count(out, "cannot reach the AM; retrying"); n < 2 {
 		t.Errorf("%d retry log lines, want several:\n%s", n, out)
+	}
+	for _, level := range []string{"INFO", "WARN"} {
+		if !strings.Contains(out, "level="+level+` msg="cannot reach the AM; retrying"`) {
+			t.Errorf("no retry logged at level %s:\n%s", level, out)
+		}
 	}
 	if !strings.Contains(out, "AM unreachable") || !strings.Contains(out, strconv.Itoa(port)) {
 		t.Errorf("final error does not say the AM at port %d is unreachable:\n%s", port, out)

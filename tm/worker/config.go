@@ -36,9 +36,9 @@ type Config struct {
 	// start and after losing it, before it gives up and exits.
 	ConnectTimeout time.Duration
 	// InitialBackoff and MaxBackoff pace connection attempts (doubling from the first to
-	// the second). The first pause is short (10 ms by default): TaskManagers are often
+	// the second). The first pause is short (2 ms by default): TaskManagers are often
 	// started together with their AM, and one that comes up a few milliseconds before the
-	// AM listens should not wait a tenth of a second to register.
+	// AM listens should register within a few milliseconds of it.
 	InitialBackoff, MaxBackoff time.Duration
 	Logger                     *slog.Logger
 	// Secret is the internal secret (security.internal.secret-file, ...): the TaskManager
@@ -89,7 +89,7 @@ func (c *Config) withDefaults() {
 		c.ConnectTimeout = 5 * time.Minute
 	}
 	if c.InitialBackoff <= 0 {
-		c.InitialBackoff = 10 * time.Millisecond
+		c.InitialBackoff = 2 * time.Millisecond
 	}
 	if c.MaxBackoff <= 0 {
 		c.MaxBackoff = 5 * time.Second

@@ -148,7 +148,13 @@ func (w *worker) run(ctx context.Context) error {
 			return fmt.Errorf("TaskManager %s: %w at %s after %d attempts over %s: %w",
 				w.cfg.ID, ErrAMUnreachable, w.am, attempt, w.cfg.ConnectTimeout, err)
 		}
-		w.log.Warn("cannot reach the AM; retrying", "am", w.am, "attempt", attempt,
+		// Within the first second of a first connection the AM is most likely still
+		// starting (started together with this TaskManager): not worth a warning.
+		level := slog.LevelWarn
+		if !lost && time.Until(deadline) > w.cfg.ConnectTimeout-time.Second {
+			level = slog.LevelInfo
+		}
+		w.log.Log(ctx, level, "cannot reach the AM; retrying", "am", w.am, "attempt", attempt,
 			"retryIn", backoff, "giveUpIn", time.Until(deadline).Round(time.Second), "err", err)
 		select {
 		case <-time.After(backoff):
