@@ -537,14 +537,14 @@ var (
 	// its producer.
 	NetworkBuffersPerChannel = declare[int](Spec{
 		Key: "taskmanager.network.memory.buffers-per-channel", Default: "2", Unit: "buffers",
-		Description: "Network buffers (32 KiB each) a subtask grants every input channel as credits: a producer sends a buffer only against a credit, so this bounds what a slow consumer holds per channel and how far its producers run ahead before back pressure stops them.",
+		Description: "Network buffers (32 KiB each) a subtask grants every input channel as credits: a producer sends a buffer only against a credit, so this bounds what a slow consumer holds per channel and how far its producers run ahead before back pressure stops them. Flink 1.x's key (deprecated in Flink 1.20, which sizes gates from its network memory instead).",
 	}, intType{1, 1 << 16})
 
 	// NetworkFloatingBuffersPerGate are an input gate's receive buffers beyond the
 	// per-channel ones.
 	NetworkFloatingBuffersPerGate = declare[int](Spec{
 		Key: "taskmanager.network.memory.floating-buffers-per-gate", Default: "8", Unit: "buffers",
-		Description: "Network buffers an input gate (a subtask's channels from all producers of one input) has on top of buffers-per-channel per channel. tide splits them evenly over the gate's channels when the subtask starts (a gate of 2 channels: 4 more each; of 9 or more: none), where Flink hands them to channels with a backlog; either way a gate holds at most channels x buffers-per-channel + this many buffers. More credits keep a producer sending to another TaskManager while its buffers are in flight: WordCount on two TaskManagers of one machine ran 4-10% faster with these 4 more per channel than with none.",
+		Description: "Network buffers an input gate (a subtask's channels from all producers of one input) has on top of buffers-per-channel per channel. tide splits them evenly over the gate's channels when the subtask starts (a gate of 2 channels: 4 more each; of 9 or more: none), where Flink hands them to channels with a backlog; either way a gate holds at most channels x buffers-per-channel + this many buffers. More credits keep a producer sending to another TaskManager while its buffers are in flight: WordCount on two TaskManagers of one machine ran 4-10% faster with these 4 more per channel than with none. Flink 1.x's key (deprecated in Flink 1.20).",
 	}, intType{0, 1 << 16})
 
 	// TaskManagerDebugPprofAddress turns on the TaskManager's Go profiling endpoint.
