@@ -76,6 +76,7 @@ type dirReader struct {
 	waiting bool
 	file    *os.File
 	scanner *bufio.Scanner
+	outs    typedCache[string] // lines go to a typed chain unboxed
 }
 
 func (r *dirReader) Start(context.Context) error {
@@ -157,7 +158,7 @@ func (r *dirReader) Poll(_ context.Context, out Collector) (InputStatus, error) 
 			return MoreAvailable, nil
 		}
 		s.line++
-		if err := out.Collect(r.scanner.Text(), NoTimestamp); err != nil {
+		if err := r.outs.collect(out, r.scanner.Text(), NoTimestamp); err != nil {
 			return NothingAvailable, err
 		}
 	}

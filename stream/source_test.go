@@ -2,7 +2,11 @@ package stream_test
 
 import (
 	"context"
+	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/tidestream/tide/stream"
@@ -132,4 +136,91 @@ func FuzzDecodeSplits(f *testing.F) {
 			t.Fatalf("re-encoding %d splits: %v", len(splits), err)
 		}
 	})
+}
+
+// TestDirectorySourceFeedsTypedAndBoxedChains: the directory source hands its lines to a
+// chain of this package's operators unboxed and to any other Collector as values; both
+// get every line of every file once.
+func TestDirectorySourceFeedsTypedAndBoxedChains(t *testing.T) {
+	dir := t.TempDir()
+	var want []string
+	for f := range 3 {
+		var b strings.Builder
+		for l := range 300 { // more than one poll's 256 lines
+			line := fmt.Sprintf("file %d line %d", f, l)
+			want = append(want, line)
+			b.WriteString(line + "\n")
+		}
+		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("part-%d.txt", f)), []byte(b.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	job := stream.NewJob("lines", 1, 0)
+	lines := stream.DirectorySource(job, "lines", stream.Directory{Dir: dir})
+	stream.Map(lines, "upper", strings.ToUpper)
+	v, err := job.Vertex("lines")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ops := v.NewChain() // the source's chain: the Map, chained
+	if len(ops) != 1 {
+		t.Fatalf("chain of %d operators, want the Map alone", len(ops))
+	}
+	boxed := &sliceCollector{}
+	typed := &sliceCollector{}
+	if err := ops[0].Operator.Open(context.Background(), runtimeFor("upper", 1, 0, 128), nil); err != nil {
+		t.Fatal(err)
+	}
+	head := stream.Link(ops[0].Operator, typed)
+	for _, tc := range []struct {
+		name string
+		out  stream.Collector
+		got  *sliceCollector
+		want func(string) string
+	}{
+		{"boxed", boxed, boxed, func(s string) string { return s }},
+		{"typed", head, typed, strings.ToUpper},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			src := stream.Directory{Dir: dir}
+			enum, err := src.CreateEnumerator(nil, 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			requested := false
+			r, err := src.CreateReader(stream.ReaderContext{Parallelism: 1, RequestSplit: func() { requested = true }})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := r.Start(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			for st := stream.MoreAvailable; st != stream.EndOfInput; {
+				if requested {
+					requested = false
+					splits, noMore := enum.HandleSplitRequest(0)
+					r.AddSplits(splits)
+					if noMore {
+						r.NotifyNoMoreSplits()
+					}
+				}
+				if st, err = r.Poll(context.Background(), tc.out); err != nil {
+					t.Fatal(err)
+				}
+			}
+			var got []string
+			for _, rec := range tc.got.out {
+				got = append(got, rec.v.(string))
+			}
+			var exp []string
+			for _, w := range want {
+				exp = append(exp, tc.want(w))
+			}
+			slices.Sort(got)
+			slices.Sort(exp)
+			if !slices.Equal(got, exp) {
+				t.Fatalf("%d lines out, want %d: %q...", len(got), len(exp), got[:min(3, len(got))])
+			}
+		})
+	}
 }
