@@ -116,8 +116,9 @@ func BenchmarkWordCountThroughput(b *testing.B) {
 const beforeBinEnv = "TIDE_BENCH_BEFORE_BIN"
 
 // benchWordCount runs the hand-written loop and tide in turns, b.N times each and at
-// least 5 (3 on the larger input), so that a change of the machine's load hits both alike, and compares the best
-// run of each (the run least disturbed by the rest of the machine). It also prints the CPU
+// least 5 (3 on the larger input), so that a change of the machine's load hits both
+// alike, and compares the best run of each (the run least disturbed by the rest of the
+// machine). It also prints the CPU
 // time each spent per word (least of the runs): tide's is every process of the cluster,
 // start-up and the final checkpoint included, so at p=2 it says how far two cores are from
 // the loop's work, whatever the wall time.
