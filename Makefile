@@ -11,7 +11,7 @@ GOTEST_FLAGS ?= -count=1 -timeout 45m
 STATICCHECK_VERSION := v0.8.2
 STATICCHECK := $(shell $(GO) env GOPATH)/bin/staticcheck
 
-.PHONY: help build run test test-unit test-e2e test-slow check vet staticcheck deps-rule fmt-check bench generate clean chaos state-large state-large-all
+.PHONY: help build run test test-unit test-e2e test-slow check vet staticcheck deps-rule fmt-check bench generate pgo clean chaos state-large state-large-all
 
 help:
 	@echo "make run        build and run TopSpeedWindowing on a local standalone cluster (Ctrl-C stops it)"
@@ -23,6 +23,7 @@ help:
 	@echo "make chaos      seeded faults (kills, freezes, evacuations, AM kill on YARN) against a running job, exact output checked; SEED=n replays one"
 	@echo "make bench      Go benchmarks and end-to-end timing scripts, with same-run baselines"
 	@echo "make generate   regenerate checked-in protobuf/gRPC code"
+	@echo "make pgo        regenerate cmd/tide/default.pgo, the CPU profile go build optimizes tide with"
 	@echo "make hadoop-up / hadoop-down   start/stop the HDFS (+YARN) mini-cluster"
 	@echo "make kafka-up / kafka-down     start/stop a Kafka broker for the Kafka connector tests"
 	@echo "make k8s-up / k8s-down         start/stop etcd, kube-apiserver, kube-scheduler, kube-controller-manager and the process kubelet"
@@ -79,6 +80,11 @@ deps-rule:
 
 bench:
 	@./.ci/bench.sh
+
+# cmd/tide/default.pgo: WordCount's CPU profile, which `go build ./cmd/tide` uses on its own
+# (profile-guided optimization). Regenerate it after changing the per-record path.
+pgo:
+	@./.ci/pgo.sh
 
 # The chaos suite (test/e2e/chaos*_test.go, build tag chaos): per seed, random SIGKILL /
 # start / SIGSTOP+SIGCONT of TaskManagers (locally also past the heartbeat timeout),
