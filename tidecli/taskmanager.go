@@ -67,6 +67,7 @@ func runTaskManager(c *cli.Context) error {
 			return fmt.Errorf("TaskManager %s: %w", id, err)
 		}
 	}
+	defer worker.StartGCFloor(worker.GCFloor(conf.TaskManagerMemoryProcessSize.Get(cfg).Bytes()), slog.Default().With("taskmanager", id))()
 	mem := worker.MemoryConfig{ProcessSize: conf.TaskManagerMemoryProcessSize.Get(cfg).Bytes(),
 		ManagedSize: conf.TaskManagerMemoryManagedSize.Get(cfg).Bytes(), ManagedFraction: conf.TaskManagerMemoryManagedFraction.Get(cfg)}
 	return worker.Run(ctx, worker.Config{
