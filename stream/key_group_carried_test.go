@@ -153,6 +153,11 @@ func BenchmarkReduceCarriedKeyGroup(b *testing.B) {
 	}
 }
 
+// watermarker is an operator that takes watermarks (a window fires on them).
+type watermarker interface {
+	Watermark(wm int64, out stream.Collector) error
+}
+
 // TestKeyedRunsMatchOneByOne: a run of records handed to a keyed operator in one
 // EmitRangeKeyed call (as the input reader does) emits what the same records handed on
 // one at a time emit, in the same order; a record in the run whose carried key group is
@@ -206,7 +211,7 @@ func TestKeyedRunsMatchOneByOne(t *testing.T) {
 		if err := op.EndInput(context.Background(), out); err != nil {
 			return out.out, err
 		}
-		if w, ok := op.(interface{ Watermark(int64, stream.Collector) error }); ok {
+		if w, ok := op.(watermarker); ok {
 			err = w.Watermark(math.MaxInt64, out) // fires every window
 		}
 		return out.out, err
