@@ -12,6 +12,20 @@ import (
 	"github.com/tidestream/tide/stream"
 )
 
+// answerSplitRequest hands subtask 0's reader what the enumerator gives it when the reader
+// asked for a split (*requested), as the AM does.
+func answerSplitRequest(enum stream.SplitEnumerator, r stream.SourceReader, requested *bool) {
+	if !*requested {
+		return
+	}
+	*requested = false
+	splits, noMore := enum.HandleSplitRequest(0)
+	r.AddSplits(splits)
+	if noMore {
+		r.NotifyNoMoreSplits()
+	}
+}
+
 // readAll drives a reader against an enumerator, snapshotting and restoring the reader
 // after every poll, and returns what was emitted.
 func readAll(t *testing.T, src stream.SplitSource, parallelism int) []int64 {
@@ -41,14 +55,7 @@ func readAll(t *testing.T, src stream.SplitSource, parallelism int) []int64 {
 	}
 	newReader(nil)
 	for range 10000 {
-		if requested {
-			requested = false
-			splits, noMore := enum.HandleSplitRequest(0)
-			reader.AddSplits(splits)
-			if noMore {
-				reader.NotifyNoMoreSplits()
-			}
-		}
+		answerSplitRequest(enum, reader, &requested)
 		st, err := reader.Poll(ctx, out)
 		if err != nil {
 			t.Fatal(err)
@@ -196,14 +203,7 @@ func TestDirectorySourceFeedsTypedAndBoxedChains(t *testing.T) {
 				t.Fatal(err)
 			}
 			for st := stream.MoreAvailable; st != stream.EndOfInput; {
-				if requested {
-					requested = false
-					splits, noMore := enum.HandleSplitRequest(0)
-					r.AddSplits(splits)
-					if noMore {
-						r.NotifyNoMoreSplits()
-					}
-				}
+				answerSplitRequest(enum, r, &requested)
 				if st, err = r.Poll(context.Background(), tc.out); err != nil {
 					t.Fatal(err)
 				}
