@@ -67,9 +67,9 @@ func runTaskManager(c *cli.Context) error {
 			return fmt.Errorf("TaskManager %s: %w", id, err)
 		}
 	}
-	defer worker.StartGCFloor(worker.GCFloor(conf.TaskManagerMemoryProcessSize.Get(cfg).Bytes()), slog.Default().With("taskmanager", id))()
 	mem := worker.MemoryConfig{ProcessSize: conf.TaskManagerMemoryProcessSize.Get(cfg).Bytes(),
 		ManagedSize: conf.TaskManagerMemoryManagedSize.Get(cfg).Bytes(), ManagedFraction: conf.TaskManagerMemoryManagedFraction.Get(cfg)}
+	defer worker.StartGCFloor(mem.GCFloor(), slog.Default().With("taskmanager", id))()
 	return worker.Run(ctx, worker.Config{
 		Memory:         mem,
 		PebbleLocalDir: conf.StateBackendPebbleLocalDir.Get(cfg),

@@ -12,12 +12,12 @@ import (
 // goHeapMinimum is Go's smallest heap goal at GOGC 100; it scales with the GC percent.
 const goHeapMinimum = 4 << 20
 
-// GCFloor returns the heap floor a TaskManager of processSize bytes keeps (StartGCFloor):
-// 64 MiB, or an eighth of the process when that is smaller.
-func GCFloor(processSize int64) uint64 {
+// GCFloor is the heap floor the TaskManager keeps (StartGCFloor): 64 MiB, or an eighth of
+// ProcessSize when that is smaller.
+func (m MemoryConfig) GCFloor() uint64 {
 	floor := uint64(64 << 20)
-	if processSize > 0 {
-		floor = min(floor, uint64(processSize/8))
+	if m.ProcessSize > 0 {
+		floor = min(floor, uint64(m.ProcessSize/8))
 	}
 	return floor
 }
@@ -48,7 +48,7 @@ func StartGCFloor(floor uint64, log *slog.Logger) (stop func()) {
 	if floor == 0 || os.Getenv("GOGC") != "" {
 		return func() {}
 	}
-	g := &gcFloor{floor: floor, sample: []metrics.Sample{{Name: "/gc/heap/live:bytes"}}, percent: -2}
+	g := &gcFloor{floor: floor, sample: []metrics.Sample{{Name: "/gc/heap/live:bytes"}}}
 	g.tune()
 	g.arm()
 	log.Info("Go heap floor set: the GC leaves a small heap alone until it reaches the floor", "floor_bytes", floor)
@@ -61,7 +61,7 @@ func StartGCFloor(floor uint64, log *slog.Logger) (stop func()) {
 type gcFloor struct {
 	floor   uint64
 	sample  []metrics.Sample
-	percent int // last set (-2: none yet); touched by the finalizer goroutine only after start
+	percent int // last set (0: none yet; gcPercentFor is at least 100); the finalizer goroutine's after start
 	stopped atomic.Bool
 }
 

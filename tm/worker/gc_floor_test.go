@@ -29,10 +29,10 @@ func TestGCPercentFor(t *testing.T) {
 			t.Errorf("gcPercentFor(%d MiB, %d MiB) = %d, want %d", tt.live/mib, tt.floor/mib, got, tt.want)
 		}
 	}
-	if got := GCFloor(1728 << 20); got != 64<<20 {
+	if got := (MemoryConfig{ProcessSize: 1728 << 20}).GCFloor(); got != 64<<20 {
 		t.Errorf("GCFloor(1728 MiB) = %d, want 64 MiB", got)
 	}
-	if got := GCFloor(256 << 20); got != 32<<20 {
+	if got := (MemoryConfig{ProcessSize: 256 << 20}).GCFloor(); got != 32<<20 {
 		t.Errorf("GCFloor(256 MiB) = %d, want 32 MiB", got)
 	}
 }
