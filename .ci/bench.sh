@@ -28,6 +28,12 @@ go test -run '^$' -bench Throughput -benchtime 2000000x ./tm/netplane/ | tee "$o
 section "operator chain: WordCount's per-record path without the network (tokenize -> encode+hash -> decode -> count -> file sink), decode -> ProcessKeyed, TumblingWindow or Reduce -> encode, and decode -> print sink; allocs/op and B/op are per word and do not depend on the machine's load"
 go test -run '^$' -bench 'ChainWordCount|ChainKeyedOperators|PrintSink' -benchtime 1000000x -benchmem ./stream/ | tee "$out/chain.txt"
 
+section "heap keyed state: a key's lookup in the key-group maps (WordCount's 1000 words over 128 key groups) against one Go map of the same keys"
+go test -run '^$' -bench KeyGroupMapGet -count 3 ./state/ | tee "$out/keygroup-map.txt"
+awk '/^BenchmarkKeyGroupMapGet\// { n=$1; sub(/-[0-9]+$/, "", n); if (!(n in best) || $3 < best[n]) best[n]=$3 }
+  END { a=best["BenchmarkKeyGroupMapGet/one-go-map"]; b=best["BenchmarkKeyGroupMapGet/key-group-maps"]
+    if (a && b) printf "    key-group maps / one Go map = %.2fx per lookup (best of 3 each)\n", b/a }' "$out/keygroup-map.txt"
+
 section "task executor: WordCount through a keyBy across two executors (in one process), task metrics on and off; allocs/op and B/op per word"
 # Three runs of on-then-off, so that a change in the machine's load hits both alike.
 : >"$out/exec.txt"
