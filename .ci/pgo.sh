@@ -15,16 +15,7 @@ echo "==> building tide"
 go build -o "$work/tide" ./cmd/tide
 
 echo "==> writing 40M words (4 files) to $work/in"
-mkdir -p "$work/in"
-for f in 0 1 2 3; do
-  awk -v f="$f" 'BEGIN {
-    for (l = 0; l < 1000000; l++) {
-      line = ""
-      for (w = 0; w < 10; w++) line = line (w ? " " : "") sprintf("w%03d", (f*7919 + l*31 + w*17) % 1000)
-      print line
-    }
-  }' > "$work/in/part-$f.txt"
-done
+go run ./internal/testkit/cmd/wordcount-input -scale 20 "$work/in" # make bench's input, 20 times the size
 
 profiles=()
 for layout in "1 2" "2 1"; do
