@@ -83,13 +83,14 @@ func (h *Heap) ownGroup(kg int, create bool) *heapGroup {
 }
 
 // ownIn returns (*parent)[name] private to h's current epoch: cloned when an open view may
-// share it, made when missing if create (else nil). It is how a key group's states
-// (&g.flat), its nested states (&g.subs) and a nested key's entries (&ks.m) are written.
-func ownIn[V any](h *Heap, parent *map[string]*cowMap[V], name string, create bool) *cowMap[V] {
+// share it, made when missing if create (else nil), with room for hint entries. It is how a
+// key group's states (&g.flat), its nested states (&g.subs) and a nested key's entries
+// (&ks.m) are written.
+func ownIn[V any](h *Heap, parent *map[string]*cowMap[V], name string, create bool, hint int) *cowMap[V] {
 	c := (*parent)[name]
 	switch {
 	case c == nil && create:
-		c = &cowMap[V]{epoch: h.epoch, m: map[string]V{}}
+		c = &cowMap[V]{epoch: h.epoch, m: make(map[string]V, hint)}
 	case c != nil && h.shared(c.epoch):
 		c = &cowMap[V]{epoch: h.epoch, m: maps.Clone(c.m)}
 	default:
@@ -152,7 +153,7 @@ func (h *Heap) Put(kg int, state string, key, value []byte) error {
 		}
 		return h.PutEntry(kg, state, k, sub, value)
 	}
-	ownIn(h, &h.ownGroup(kg, true).flat, state, true).m[string(key)] = append([]byte(nil), value...)
+	ownIn(h, &h.ownGroup(kg, true).flat, state, true, groupMapHint).m[string(key)] = append([]byte(nil), value...)
 	return nil
 }
 
@@ -175,7 +176,7 @@ func (h *Heap) Delete(kg int, state string, key []byte) error {
 	if _, ok := g.flat[state].m[string(key)]; !ok {
 		return nil
 	}
-	delete(ownIn(h, &h.ownGroup(kg, false).flat, state, false).m, string(key))
+	delete(ownIn(h, &h.ownGroup(kg, false).flat, state, false, 0).m, string(key))
 	return nil
 }
 

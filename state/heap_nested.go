@@ -98,8 +98,9 @@ func (h *Heap) PutEntry(kg int, state string, key, sub, value []byte) error {
 }
 
 func (h *Heap) putEntry(kg int, state string, key, sub, value []byte) {
-	ks := ownIn(h, &h.ownGroup(kg, true).subs, state, true)
-	ownIn(h, &ks.m, string(key), true).m[string(sub)] = value
+	ks := ownIn(h, &h.ownGroup(kg, true).subs, state, true, groupMapHint)
+	// A key's own entries keep Go's small map: there is one such map per key.
+	ownIn(h, &ks.m, string(key), true, 0).m[string(sub)] = value
 }
 
 // DeleteEntry removes (key, sub).
@@ -114,12 +115,12 @@ func (h *Heap) DeleteEntry(kg int, state string, key, sub []byte) error {
 	if _, ok := e.m[string(sub)]; !ok {
 		return nil
 	}
-	ks := ownIn(h, &h.ownGroup(kg, false).subs, state, false)
+	ks := ownIn(h, &h.ownGroup(kg, false).subs, state, false, 0)
 	if len(e.m) == 1 {
 		delete(ks.m, string(key))
 		return nil
 	}
-	delete(ownIn(h, &ks.m, string(key), false).m, string(sub))
+	delete(ownIn(h, &ks.m, string(key), false, 0).m, string(sub))
 	return nil
 }
 
@@ -148,7 +149,7 @@ func (h *Heap) DeleteEntries(kg int, state string, key []byte) error {
 	if h.entries(kg, state, key) == nil {
 		return nil
 	}
-	delete(ownIn(h, &h.ownGroup(kg, false).subs, state, false).m, string(key))
+	delete(ownIn(h, &h.ownGroup(kg, false).subs, state, false, 0).m, string(key))
 	return nil
 }
 
@@ -168,7 +169,7 @@ func (h *Heap) Append(kg int, state string, key, value []byte) error {
 	if h.nested[state] {
 		return fmt.Errorf("state %q: %w", state, errAppendNested)
 	}
-	vs := ownIn(h, &h.ownGroup(kg, true).flat, state, true)
+	vs := ownIn(h, &h.ownGroup(kg, true).flat, state, true, groupMapHint)
 	vs.m[string(key)] = append(vs.m[string(key)], value...)
 	return nil
 }
