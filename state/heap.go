@@ -128,10 +128,14 @@ func (d *heapTables) get(kg int, state string, key []byte) ([]byte, bool, error)
 		return d.getEntry(kg, state, k, sub)
 	}
 	g := d.group(kg)
-	if g == nil || g.flat[state] == nil {
+	if g == nil {
 		return nil, false, nil
 	}
-	v, ok := g.flat[state].m[string(key)]
+	vs := g.flat[state]
+	if vs == nil {
+		return nil, false, nil
+	}
+	v, ok := vs.m[string(key)]
 	if !ok {
 		return nil, false, nil
 	}
