@@ -44,8 +44,9 @@ type objCell[V any] struct {
 // groupMapHint sizes a key group's new map past the 8 entries Go keeps in a "small" map.
 // A small map is searched slot by slot: with short string keys of equal length (WordCount's
 // words, ids) a lookup took 27-35 ns against 15-21 ns in a map made with this hint, and a key
-// group of a subtask often holds a handful of keys. The cost is about 400 bytes more per
-// key group in use. maps.Clone keeps the larger layout.
+// group of a subtask often holds a handful of keys. The cost is about 330 bytes more per
+// key group in use (a map of 4 string keys and 16-byte values: 688 bytes against 360).
+// maps.Clone keeps the larger layout.
 const groupMapHint = 9
 
 // shared reports whether something of epoch e may be read by an open snapshot.
