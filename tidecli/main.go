@@ -12,6 +12,8 @@ package tidecli
 import (
 	"fmt"
 	"os"
+
+	"github.com/tidestream/tide/tidecli/initgc"
 )
 
 // Main runs the command line in os.Args and exits the process with tide's exit code
@@ -23,6 +25,7 @@ func Main() {
 // Run runs one tide command line (args[0] is the program name) and returns its exit code,
 // printing a failure to stderr as "tide: <error>".
 func Run(args []string) int {
+	initgc.Done()
 	app := newApp()
 	if err := app.Run(interleaveArgs(app, normalizeArgs(args))); err != nil {
 		fmt.Fprintf(os.Stderr, "tide: %s\n", errorText(err))
