@@ -9,9 +9,24 @@ import (
 
 // QueueEnumerator hands out a fixed set of splits one per request, in ID order, and
 // answers "no more" once they are gone (Flink's IteratorSourceEnumerator). Its state is
-// the list of unassigned splits.
+// the list of unassigned splits. Guided makes a request take a share of what is left.
 type QueueEnumerator struct {
 	remaining []Split
+	readers   int // Guided's parallelism; 0: one split per request
+}
+
+// guidedShare: under Guided, a request takes 1/(guidedShare × parallelism) of the splits
+// left, at least one.
+const guidedShare = 4
+
+// Guided makes each request take max(1, remaining/(4×parallelism)) splits instead of one
+// (OpenMP's guided schedule): a source of many small splits then needs a few dozen
+// assignments rather than one per split, each of which waits for the AM's durable split
+// assignment log, while the last 4×parallelism splits still go one at a time, so the
+// readers end within about one split of each other. It returns e.
+func (e *QueueEnumerator) Guided(parallelism int) *QueueEnumerator {
+	e.readers = max(parallelism, 0)
+	return e
 }
 
 // NewQueueEnumerator starts with splits, or with the restored state when it is not nil.
@@ -35,14 +50,18 @@ func (e *QueueEnumerator) sort() {
 // Start does nothing: splits are assigned on request only.
 func (e *QueueEnumerator) Start(context.Context) error { return nil }
 
-// HandleSplitRequest gives the requester the next split.
+// HandleSplitRequest gives the requester the next split (under Guided, the next share).
 func (e *QueueEnumerator) HandleSplitRequest(int) ([]Split, bool) {
 	if len(e.remaining) == 0 {
 		return nil, true
 	}
-	s := e.remaining[0]
-	e.remaining = e.remaining[1:]
-	return []Split{s}, false
+	n := 1
+	if e.readers > 0 {
+		n = max(1, len(e.remaining)/(guidedShare*e.readers))
+	}
+	out := slices.Clone(e.remaining[:n])
+	e.remaining = e.remaining[n:]
+	return out, false
 }
 
 // AddReader does nothing (lazy pull).

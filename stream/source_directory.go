@@ -21,10 +21,16 @@ func DirectorySource(j *Job, name string, src Directory) DataStream[string] {
 	return FromSource(j, name, src, NoWatermarks[string]())
 }
 
-// CreateEnumerator lists the directory.
-func (d Directory) CreateEnumerator(restored []byte, _ int) (SplitEnumerator, error) {
+// CreateEnumerator lists the directory. Readers get its files in guided shares
+// (QueueEnumerator.Guided): a directory of many small files is not read one AM round trip
+// per file.
+func (d Directory) CreateEnumerator(restored []byte, parallelism int) (SplitEnumerator, error) {
 	if restored != nil {
-		return NewQueueEnumerator(nil, restored)
+		e, err := NewQueueEnumerator(nil, restored)
+		if err != nil {
+			return nil, err
+		}
+		return e.Guided(parallelism), nil
 	}
 	entries, err := os.ReadDir(d.Dir)
 	if err != nil {
@@ -41,7 +47,11 @@ func (d Directory) CreateEnumerator(restored []byte, _ int) (SplitEnumerator, er
 	for _, n := range names {
 		splits = append(splits, fileSplit{path: filepath.Join(d.Dir, n)}.encode())
 	}
-	return NewQueueEnumerator(splits, nil)
+	e, err := NewQueueEnumerator(splits, nil)
+	if err != nil {
+		return nil, err
+	}
+	return e.Guided(parallelism), nil
 }
 
 type fileSplit struct {
@@ -84,12 +94,20 @@ func (r *dirReader) Start(context.Context) error {
 	return nil
 }
 
+// request asks for a split unless one is on its way, none are left, or the reader holds
+// readAhead splits besides the one it reads. Asking while a split is still being read
+// hides the round trip to the AM, whose answer waits for the split assignment log to be
+// durable (a file's fsyncs, or an HDFS write), so the reader does not stop between files.
 func (r *dirReader) request() {
-	if !r.waiting && !r.noMore && len(r.splits) == 0 {
+	if !r.waiting && !r.noMore && len(r.splits) <= readAhead {
 		r.waiting = true
 		r.rc.RequestSplit()
 	}
 }
+
+// readAhead is how many splits a directory reader holds beyond the one it reads: one, so a
+// reader never holds more than one file another reader could have taken.
+const readAhead = 1
 
 func (r *dirReader) AddSplits(splits []Split) {
 	r.waiting = false
@@ -143,6 +161,7 @@ func (r *dirReader) Poll(_ context.Context, out Collector) (InputStatus, error) 
 		if err := r.open(); err != nil {
 			return NothingAvailable, err
 		}
+		r.request() // the next split, while this one is read
 	}
 	s := &r.splits[0]
 	for range 256 {
