@@ -68,7 +68,7 @@ func TestQueueEnumeratorShares(t *testing.T) {
 }
 
 // TestDirectoryReaderAsksAhead: a directory reader asks for its next file while it reads
-// the current one, and holds at most one file besides it.
+// the current one, not once it is done, and asks again when it starts on the file it got.
 func TestDirectoryReaderAsksAhead(t *testing.T) {
 	dir := t.TempDir()
 	var lines strings.Builder

@@ -94,20 +94,17 @@ func (r *dirReader) Start(context.Context) error {
 	return nil
 }
 
-// request asks for a split unless one is on its way, none are left, or the reader holds
-// readAhead splits besides the one it reads. Asking while a split is still being read
-// hides the round trip to the AM, whose answer waits for the split assignment log to be
-// durable (a file's fsyncs, or an HDFS write), so the reader does not stop between files.
+// request asks for more splits unless an answer is on its way, none are left, or the
+// reader holds a split beyond the one it reads (r.splits[0]). Asking while a split is
+// still being read hides the round trip to the AM, whose answer waits for the split
+// assignment log to be durable (a file's fsyncs, or an HDFS write), so the reader does not
+// stop between files.
 func (r *dirReader) request() {
-	if !r.waiting && !r.noMore && len(r.splits) <= readAhead {
+	if !r.waiting && !r.noMore && len(r.splits) <= 1 {
 		r.waiting = true
 		r.rc.RequestSplit()
 	}
 }
-
-// readAhead is how many splits a directory reader holds beyond the one it reads: one, so a
-// reader never holds more than one file another reader could have taken.
-const readAhead = 1
 
 func (r *dirReader) AddSplits(splits []Split) {
 	r.waiting = false
