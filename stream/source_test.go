@@ -28,16 +28,16 @@ func answerSplitRequest(enum stream.SplitEnumerator, r stream.SourceReader, requ
 
 // readAll drives a reader against an enumerator, snapshotting and restoring the reader
 // after every poll, and returns what was emitted.
-func readAll(t *testing.T, src stream.SplitSource, parallelism int) []int64 {
+func readAll[T any](t *testing.T, src stream.SplitSource, parallelism int) []T {
 	t.Helper()
 	ctx := context.Background()
 	enum, err := src.CreateEnumerator(nil, parallelism)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var got []int64
+	var got []T
 	out := collectorFunc(func(v any, _ int64) error {
-		got = append(got, v.(int64))
+		got = append(got, v.(T))
 		return nil
 	})
 	var reader stream.SourceReader
@@ -54,7 +54,7 @@ func readAll(t *testing.T, src stream.SplitSource, parallelism int) []int64 {
 		reader = r
 	}
 	newReader(nil)
-	for range 10000 {
+	for range 1000000 {
 		answerSplitRequest(enum, reader, &requested)
 		st, err := reader.Poll(ctx, out)
 		if err != nil {
@@ -77,7 +77,7 @@ func readAll(t *testing.T, src stream.SplitSource, parallelism int) []int64 {
 }
 
 func TestNumberSequenceEmitsEachNumberOnce(t *testing.T) {
-	got := readAll(t, stream.NumberSequence{From: 5, To: 2000, Splits: 7}, 1)
+	got := readAll[int64](t, stream.NumberSequence{From: 5, To: 2000, Splits: 7}, 1)
 	slices.Sort(got)
 	for i, v := range got {
 		if v != int64(5+i) {
@@ -93,8 +93,8 @@ func TestGeneratorIsDeterministic(t *testing.T) {
 	g := stream.Generator[int64]{Partitions: 3, PerPartition: 100, Next: func(p int, seq int64, _ []byte) (int64, int64, []byte) {
 		return int64(p)*1000 + seq, seq, nil
 	}}
-	a := readAll(t, g, 1)
-	b := readAll(t, g, 1)
+	a := readAll[int64](t, g, 1)
+	b := readAll[int64](t, g, 1)
 	slices.Sort(a)
 	slices.Sort(b)
 	if len(a) != 300 || !slices.Equal(a, b) {
