@@ -109,8 +109,9 @@ func TestWordCountRangesExactlyOnce(t *testing.T) {
 
 // parseWordCount reads "(word,count)".
 func parseWordCount(line string) (string, int, bool) {
-	body, ok := strings.CutPrefix(line, "(")
-	if body, ok = strings.CutSuffix(body, ")"); !ok {
+	body, open := strings.CutPrefix(line, "(")
+	body, closed := strings.CutSuffix(body, ")")
+	if !open || !closed {
 		return "", 0, false
 	}
 	i := strings.LastIndexByte(body, ',')
