@@ -150,47 +150,62 @@ func ExpectedOutput(args []string) ([]string, error) {
 // file:// or hdfs:// URI, as given to the job's --output), sorted (in-progress and pending
 // files, whose names start with ".", are ignored).
 func ReadCommittedOutput(dir string) ([]string, error) {
+	var lines []string
+	if err := EachCommittedLine(dir, func(_, line string) error {
+		lines = append(lines, line)
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	sort.Strings(lines)
+	return lines, nil
+}
+
+// EachCommittedLine calls fn with every line of the committed part files in dir, file by
+// file, without holding them all (ReadCommittedOutput's files, unsorted); an error from fn
+// stops it and is returned.
+func EachCommittedLine(dir string, fn func(file, line string) error) error {
 	uri, err := stream.OutputURI(dir)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), readOutputTimeout)
 	defer cancel()
 	if u, err := url.Parse(uri); err == nil && u.Scheme == "file" {
 		// storage.Open would create a missing directory: a missing output is an error here.
 		if _, err := os.Stat(u.Path); err != nil {
-			return nil, fmt.Errorf("reading output directory: %w", err)
+			return fmt.Errorf("reading output directory: %w", err)
 		}
 	}
 	st, err := storage.Open(ctx, uri, storage.Options{})
 	if err != nil {
-		return nil, fmt.Errorf("reading output directory: %w", err)
+		return fmt.Errorf("reading output directory: %w", err)
 	}
 	defer st.Close()
 	files, err := st.List(ctx, "")
 	if err != nil {
-		return nil, fmt.Errorf("reading output directory: %w", err)
+		return fmt.Errorf("reading output directory: %w", err)
 	}
-	var lines []string
 	for _, f := range files {
 		if f.IsDir || strings.HasPrefix(f.Name, ".") {
 			continue
 		}
 		b, err := storage.ReadFile(ctx, st, f.Name)
 		if err != nil {
-			return nil, fmt.Errorf("reading output: %w", err)
+			return fmt.Errorf("reading output: %w", err)
 		}
 		sc := bufio.NewScanner(bytes.NewReader(b))
 		for sc.Scan() {
-			lines = append(lines, sc.Text())
+			if err := fn(f.Name, sc.Text()); err != nil {
+				return err
+			}
 		}
 		if err := sc.Err(); err != nil {
-			return nil, fmt.Errorf("reading output %s: %w", f.Name, err)
+			return fmt.Errorf("reading output %s: %w", f.Name, err)
 		}
 	}
-	sort.Strings(lines)
-	return lines, nil
+	return nil
 }
 
-// readOutputTimeout bounds ReadCommittedOutput (HDFS retries included).
+// readOutputTimeout bounds EachCommittedLine (HDFS retries included).
 const readOutputTimeout = 2 * time.Minute

@@ -80,27 +80,19 @@ func TestWordCountRangesExactlyOnce(t *testing.T) {
 		seen[w] = make([]bool, n)
 	}
 	lines := 0
-	entries, err := os.ReadDir(out)
-	if err != nil {
+	if err := examples.EachCommittedLine(out, func(file, line string) error {
+		lines++
+		w, k, ok := parseWordCount(line)
+		if !ok || k < 1 || k > len(seen[w]) {
+			return fmt.Errorf("%s: %q is no running count of the input", file, line)
+		}
+		if seen[w][k-1] {
+			return fmt.Errorf("%s: %q committed twice", file, line)
+		}
+		seen[w][k-1] = true
+		return nil
+	}); err != nil {
 		t.Fatal(err)
-	}
-	for _, e := range entries {
-		if e.IsDir() || strings.HasPrefix(e.Name(), ".") {
-			continue
-		}
-		if err := eachLine(filepath.Join(out, e.Name()), func(line string) {
-			lines++
-			w, k, ok := parseWordCount(line)
-			if !ok || k < 1 || k > len(seen[w]) {
-				t.Fatalf("%s: %q is no running count of the input", e.Name(), line)
-			}
-			if seen[w][k-1] {
-				t.Fatalf("%s: %q committed twice", e.Name(), line)
-			}
-			seen[w][k-1] = true
-		}); err != nil {
-			t.Fatal(err)
-		}
 	}
 	if lines != words {
 		t.Fatalf("%d running counts committed, want one per word (%d)", lines, words)
