@@ -3,8 +3,6 @@ package stream_test
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -70,16 +68,11 @@ func TestQueueEnumeratorShares(t *testing.T) {
 // TestDirectoryReaderAsksAhead: a directory reader asks for its next file while it reads
 // the current one, not once it is done, and asks again when it starts on the file it got.
 func TestDirectoryReaderAsksAhead(t *testing.T) {
-	dir := t.TempDir()
 	var lines strings.Builder
 	for l := range 300 { // more than one poll's 256 lines
 		fmt.Fprintf(&lines, "line %d\n", l)
 	}
-	for f := range 3 {
-		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("part-%d.txt", f)), []byte(lines.String()), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	dir := writeFiles(t, lines.String(), lines.String(), lines.String())
 	src := stream.Directory{Dir: dir}
 	enum, err := src.CreateEnumerator(nil, 1)
 	if err != nil {
