@@ -3,6 +3,7 @@ package am
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 
 	"github.com/tidestream/tide/core"
@@ -24,6 +25,7 @@ func (sc *sourceCoordinator) adopt(attempt core.AttemptID, parallelism map[core.
 	ctx, cancel := context.WithCancel(context.Background())
 	sc.attempt, sc.cancel = attempt, cancel
 	sc.enums = map[core.VertexID]stream.SplitEnumerator{}
+	sc.readers = maps.Clone(parallelism)
 	sc.waiting = map[core.SubtaskID]bool{}
 	resend = map[core.SubtaskID][]stream.Split{}
 	for _, v := range sc.vertices() {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"path"
 	"sort"
 	"time"
@@ -34,6 +35,7 @@ type sourceCoordinator struct {
 
 	attempt core.AttemptID
 	enums   map[core.VertexID]stream.SplitEnumerator
+	readers map[core.VertexID]int // each source's parallelism in the attempt
 	// waiting are readers whose last request got nothing yet (splits may come later).
 	waiting map[core.SubtaskID]bool
 	cancel  context.CancelFunc
@@ -117,6 +119,7 @@ func (sc *sourceCoordinator) reset(attempt core.AttemptID, parallelism map[core.
 	ctx, cancel := context.WithCancel(context.Background())
 	sc.attempt, sc.cancel = attempt, cancel
 	sc.enums = map[core.VertexID]stream.SplitEnumerator{}
+	sc.readers = maps.Clone(parallelism)
 	sc.waiting = map[core.SubtaskID]bool{}
 	cp := int64(restoreFrom)
 	if cp < 1 {
@@ -156,9 +159,10 @@ func (sc *sourceCoordinator) reset(attempt core.AttemptID, parallelism map[core.
 	return nil
 }
 
-// request answers a reader's split request. ok is false for a stale or unknown request.
-// What it records goes to the log with the next persist.
-func (sc *sourceCoordinator) request(attempt core.AttemptID, v core.VertexID, index int) (splits []stream.Split, noMore, ok bool, err error) {
+// request answers a reader's split request; ahead: the reader still has a split to read.
+// ok is false for a stale or unknown request. What it records goes to the log with the
+// next persist.
+func (sc *sourceCoordinator) request(attempt core.AttemptID, v core.VertexID, index int, ahead bool) (splits []stream.Split, noMore, ok bool, err error) {
 	enum, found := sc.enums[v]
 	if attempt != sc.attempt || !found {
 		return nil, false, false, nil
@@ -172,6 +176,9 @@ func (sc *sourceCoordinator) request(attempt core.AttemptID, v core.VertexID, in
 			return nil, false, false, fmt.Errorf("source %s: %w", v, err)
 		}
 		enum.AddReader(index)
+	}
+	if ahead && sc.keepsForIdle(v, enum) {
+		return nil, false, true, nil
 	}
 	splits, noMore = enum.HandleSplitRequest(index)
 	if len(splits) > 0 {
@@ -187,12 +194,31 @@ func (sc *sourceCoordinator) request(attempt core.AttemptID, v core.VertexID, in
 		t.SignalNoMoreSplits(index)
 	}
 	sub := core.SubtaskID{Vertex: v, Index: index}
-	if len(splits) == 0 && !noMore {
+	if len(splits) == 0 && !noMore && !ahead {
 		sc.waiting[sub] = true
 	} else {
 		delete(sc.waiting, sub)
 	}
 	return splits, noMore, true, nil
+}
+
+// splitsLeft is an enumerator that knows how many splits it has not assigned yet
+// (stream.QueueEnumerator).
+type splitsLeft interface{ Remaining() int }
+
+// keepsForIdle says whether a request made ahead gets nothing now: a source's last
+// splits, as many as its other readers, are kept for readers with nothing to read. Without
+// it, the reader that starts first takes the split a reader starting a moment later would
+// read (two ranges of one file, both read by the first reader), and at the end a reader
+// holds a split ahead while another idles. An enumerator that does not count its splits
+// is always asked.
+func (sc *sourceCoordinator) keepsForIdle(v core.VertexID, enum stream.SplitEnumerator) bool {
+	left, ok := enum.(splitsLeft)
+	if !ok {
+		return false
+	}
+	n := left.Remaining()
+	return n > 0 && n < sc.readers[v] // none left: the enumerator says "no more"
 }
 
 // persist writes what v's tracker recorded since the last persist to its log; done (if
@@ -316,8 +342,8 @@ func (sc *sourceCoordinator) removeLogs(ctx context.Context) error {
 
 // splitRequest serves a reader's SplitRequest (loop goroutine). The answer goes out only
 // once the split-assignment log holds it.
-func (a *AM) splitRequest(s *session, attempt core.AttemptID, v core.VertexID, index int) {
-	splits, noMore, ok, err := a.src.request(attempt, v, index)
+func (a *AM) splitRequest(s *session, attempt core.AttemptID, v core.VertexID, index int, ahead bool) {
+	splits, noMore, ok, err := a.src.request(attempt, v, index, ahead)
 	if err != nil {
 		a.log.Error("source coordinator failed; failing the job over", "attempt", attempt, "source", v, "subtask", index, "err", err)
 		a.step(core.GlobalFailure{Error: err.Error()})
@@ -326,13 +352,21 @@ func (a *AM) splitRequest(s *session, attempt core.AttemptID, v core.VertexID, i
 	if !ok {
 		return
 	}
+	if len(splits) == 0 && !noMore && ahead {
+		// Nothing now: the reader, which still has a split to read, asks again once it
+		// runs out.
+		a.src.persist(v, nil)
+		s.send(&rpc.JobManagerMessage{Kind: &rpc.JobManagerMessage_SplitAssignment{SplitAssignment: &rpc.SplitAssignment{
+			Attempt: int64(attempt), Vertex: string(v), Index: int32(index)}}})
+		return
+	}
 	if len(splits) == 0 && !noMore {
 		a.src.persist(v, nil)
 		// Nothing yet: ask the enumerator again shortly on the reader's behalf.
 		a.clock.AfterFunc(retrySplitRequest, func() {
 			a.post(func() {
 				if cur, ok := a.sessions[s.id]; ok && cur == s && a.src.waiting[core.SubtaskID{Vertex: v, Index: index}] {
-					a.splitRequest(s, attempt, v, index)
+					a.splitRequest(s, attempt, v, index, false)
 				}
 			})
 		})

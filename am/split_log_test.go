@@ -55,7 +55,7 @@ func newNumbersCoordinator(t *testing.T, st storage.Storage) (*sourceCoordinator
 // assign requests a split for subtask index and waits until it is durable.
 func assign(t *testing.T, sc *sourceCoordinator, posts chan func(), attempt core.AttemptID, v core.VertexID, index int) ([]stream.Split, bool) {
 	t.Helper()
-	splits, noMore, ok, err := sc.request(attempt, v, index)
+	splits, noMore, ok, err := sc.request(attempt, v, index, false)
 	if err != nil || !ok {
 		t.Fatalf("request: ok %v, err %v", ok, err)
 	}
@@ -248,7 +248,7 @@ func TestSplitLogWriteFailureRetried(t *testing.T) {
 	for st.refused.Load() < 2 { // the first write and at least one retry
 		(<-posts)()
 	}
-	first, _, _, err := sc.request(1, v, 0)
+	first, _, _, err := sc.request(1, v, 0, false)
 	if err != nil || len(first) != 1 {
 		t.Fatalf("request: %v %v", first, err)
 	}
@@ -270,7 +270,7 @@ func TestSplitLogWriteFailureRetried(t *testing.T) {
 
 	// An assignment of attempt 1 still waiting when attempt 2 starts is let go.
 	st.down.Store(true)
-	second, _, _, err := sc.request(1, v, 1)
+	second, _, _, err := sc.request(1, v, 1, false)
 	if err != nil || len(second) != 1 {
 		t.Fatalf("request: %v %v", second, err)
 	}
@@ -285,7 +285,7 @@ func TestSplitLogWriteFailureRetried(t *testing.T) {
 		t.Fatalf("the waiter of the ended attempt heard %v (unsent %d), want errAttemptEnded", err, sc.unsent)
 	}
 	st.down.Store(false)
-	third, _, _, err := sc.request(2, v, 0)
+	third, _, _, err := sc.request(2, v, 0, false)
 	if err != nil || len(third) != 1 {
 		t.Fatalf("request in attempt 2: %v %v", third, err)
 	}

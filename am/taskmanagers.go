@@ -87,7 +87,7 @@ func (a *AM) handle(s *session, msg *rpc.TaskManagerMessage) {
 			core.SubtaskID{Vertex: core.VertexID(d.GetVertex()), Index: int(d.GetIndex())}, d.GetReason())
 	case *rpc.TaskManagerMessage_SplitRequest:
 		r := m.SplitRequest
-		a.splitRequest(s, core.AttemptID(r.GetAttempt()), core.VertexID(r.GetVertex()), int(r.GetIndex()))
+		a.splitRequest(s, core.AttemptID(r.GetAttempt()), core.VertexID(r.GetVertex()), int(r.GetIndex()), r.GetAhead())
 	case *rpc.TaskManagerMessage_InputEnded:
 		r := m.InputEnded
 		a.inputEnded(core.AttemptID(r.GetAttempt()), core.SubtaskID{Vertex: core.VertexID(r.GetVertex()), Index: int(r.GetIndex())})

@@ -812,11 +812,16 @@ func (x *CheckpointDecline) GetReason() string {
 	return ""
 }
 
+// SplitRequest asks the source's enumerator for splits. ahead: the reader still has a split
+// to read (it asks early to hide the round trip); the AM may answer such a request with a
+// SplitAssignment of no splits, keeping the last splits for readers that have none, and
+// the reader asks again once it runs out.
 type SplitRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Attempt       int64                  `protobuf:"varint,1,opt,name=attempt,proto3" json:"attempt,omitempty"`
 	Vertex        string                 `protobuf:"bytes,2,opt,name=vertex,proto3" json:"vertex,omitempty"`
 	Index         int32                  `protobuf:"varint,3,opt,name=index,proto3" json:"index,omitempty"`
+	Ahead         bool                   `protobuf:"varint,4,opt,name=ahead,proto3" json:"ahead,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -870,6 +875,13 @@ func (x *SplitRequest) GetIndex() int32 {
 		return x.Index
 	}
 	return 0
+}
+
+func (x *SplitRequest) GetAhead() bool {
+	if x != nil {
+		return x.Ahead
+	}
+	return false
 }
 
 // PerfInputEnded: a source subtask read its whole input (end of input went downstream).
@@ -2486,6 +2498,8 @@ func (x *Split) GetData() []byte {
 	return nil
 }
 
+// SplitAssignment answers a SplitRequest. No splits and no_more_splits false answers a
+// request made ahead that gets nothing now.
 type SplitAssignment struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Attempt       int64                  `protobuf:"varint,1,opt,name=attempt,proto3" json:"attempt,omitempty"`
@@ -3062,11 +3076,12 @@ const file_tide_proto_rawDesc = "" +
 	"\rcheckpoint_id\x18\x02 \x01(\x03R\fcheckpointId\x12\x16\n" +
 	"\x06vertex\x18\x03 \x01(\tR\x06vertex\x12\x14\n" +
 	"\x05index\x18\x04 \x01(\x05R\x05index\x12\x16\n" +
-	"\x06reason\x18\x05 \x01(\tR\x06reason\"V\n" +
+	"\x06reason\x18\x05 \x01(\tR\x06reason\"l\n" +
 	"\fSplitRequest\x12\x18\n" +
 	"\aattempt\x18\x01 \x01(\x03R\aattempt\x12\x16\n" +
 	"\x06vertex\x18\x02 \x01(\tR\x06vertex\x12\x14\n" +
-	"\x05index\x18\x03 \x01(\x05R\x05index\"X\n" +
+	"\x05index\x18\x03 \x01(\x05R\x05index\x12\x14\n" +
+	"\x05ahead\x18\x04 \x01(\bR\x05ahead\"X\n" +
 	"\x0ePerfInputEnded\x12\x18\n" +
 	"\aattempt\x18\x01 \x01(\x03R\aattempt\x12\x16\n" +
 	"\x06vertex\x18\x02 \x01(\tR\x06vertex\x12\x14\n" +

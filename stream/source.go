@@ -33,6 +33,21 @@ type ReaderContext struct {
 	// RequestSplit asks the enumerator for more splits; the answer arrives through
 	// SourceReader.AddSplits or NotifyNoMoreSplits.
 	RequestSplit func()
+	// RequestSplitAhead asks for more splits while the reader still has a split to read,
+	// so that the answer arrives before it runs out. The AM may answer it with AddSplits of
+	// no splits: it keeps a source's last splits, as many as its other readers, for readers
+	// with nothing to read. The reader then asks again with RequestSplit once it runs out.
+	// Nil: RequestSplit.
+	RequestSplitAhead func()
+}
+
+// requestAhead calls RequestSplitAhead, or RequestSplit where there is none.
+func (rc ReaderContext) requestAhead() {
+	if rc.RequestSplitAhead != nil {
+		rc.RequestSplitAhead()
+		return
+	}
+	rc.RequestSplit()
 }
 
 // InputStatus is what a Poll reports.
@@ -51,6 +66,7 @@ const (
 type SourceReader interface {
 	// Start is called once; readers without splits typically request one here.
 	Start(ctx context.Context) error
+	// AddSplits hands the reader splits; none answers a RequestSplitAhead that got nothing.
 	AddSplits(splits []Split)
 	NotifyNoMoreSplits()
 	// Poll emits a bounded number of records and returns without blocking. The records it

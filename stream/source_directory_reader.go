@@ -14,18 +14,16 @@ const maxLineBytes = 16 << 20
 
 // CreateReader reads the splits' lines.
 func (d Directory) CreateReader(rc ReaderContext) (SourceReader, error) {
-	return &dirReader{rc: rc}, nil
+	return &dirReader{pull: splitPuller{rc: rc}}, nil
 }
 
 type dirReader struct {
-	rc      ReaderContext
-	splits  []fileSplit
-	noMore  bool
-	waiting bool
-	file    *os.File
-	in      *bufio.Reader
-	long    []byte             // a line longer than in's buffer, gathered
-	outs    typedCache[string] // lines go to a typed chain unboxed
+	pull   splitPuller
+	splits []fileSplit
+	file   *os.File
+	in     *bufio.Reader
+	long   []byte             // a line longer than in's buffer, gathered
+	outs   typedCache[string] // lines go to a typed chain unboxed
 }
 
 func (r *dirReader) Start(context.Context) error {
@@ -33,20 +31,13 @@ func (r *dirReader) Start(context.Context) error {
 	return nil
 }
 
-// request asks for more splits unless an answer is on its way, none are left, or the
-// reader holds a split beyond the one it reads (r.splits[0]). Asking while a split is
-// still being read hides the round trip to the AM, whose answer waits for the split
-// assignment log to be durable (a file's fsyncs, or an HDFS write), so the reader does not
-// stop between splits.
-func (r *dirReader) request() {
-	if !r.waiting && !r.noMore && len(r.splits) <= 1 {
-		r.waiting = true
-		r.rc.RequestSplit()
-	}
-}
+// request asks for more splits unless the reader holds a split beyond the one it reads
+// (r.splits[0]): asking while a split is still being read hides the round trip to the AM,
+// so the reader does not stop between splits.
+func (r *dirReader) request() { r.pull.request(len(r.splits), 1) }
 
 func (r *dirReader) AddSplits(splits []Split) {
-	r.waiting = false
+	r.pull.added(len(splits))
 	for _, sp := range splits {
 		s, err := decodeFileSplit(sp)
 		if err != nil {
@@ -56,7 +47,7 @@ func (r *dirReader) AddSplits(splits []Split) {
 	}
 }
 
-func (r *dirReader) NotifyNoMoreSplits() { r.noMore, r.waiting = true, false }
+func (r *dirReader) NotifyNoMoreSplits() { r.pull.ended() }
 
 // open opens the current split's file at its position: a range not yet begun skips its
 // first line (the range before reads it), and a split checkpointed before ranges skips the
@@ -125,13 +116,14 @@ func (r *dirReader) finishSplit() (InputStatus, error) {
 		return NothingAvailable, fmt.Errorf("directory source: closing %s: %w", s.path, err)
 	}
 	r.splits = r.splits[1:]
+	r.pull.finished()
 	r.request()
 	return MoreAvailable, nil
 }
 
 func (r *dirReader) Poll(_ context.Context, out Collector) (InputStatus, error) {
 	if len(r.splits) == 0 {
-		if r.noMore {
+		if r.pull.noMore {
 			return EndOfInput, nil
 		}
 		r.request()

@@ -67,17 +67,15 @@ func (n NumberSequence) CreateEnumerator(restored []byte, parallelism int) (Spli
 
 // CreateReader reads ranges.
 func (n NumberSequence) CreateReader(rc ReaderContext) (SourceReader, error) {
-	return &numberReader{rc: rc, limiter: newRateLimiter(n.Rate)}, nil
+	return &numberReader{pull: splitPuller{rc: rc}, limiter: newRateLimiter(n.Rate)}, nil
 }
 
 // numberSplitsAhead is how many ranges a number reader holds beyond the one it reads.
 const numberSplitsAhead = 1
 
 type numberReader struct {
-	rc       ReaderContext
+	pull     splitPuller
 	splits   []numberSplit
-	noMore   bool
-	waiting  bool
 	limiter  *rateLimiter
 	batchMax int
 }
@@ -91,15 +89,10 @@ func (r *numberReader) Start(context.Context) error {
 // request asks for a split while the reader holds fewer than 1+numberSplitsAhead: it
 // asks for the next range while it still reads one, so that it keeps reading when the
 // answer is slow (the AM failing over: its reader keeps a whole range to read meanwhile).
-func (r *numberReader) request() {
-	if !r.waiting && !r.noMore && len(r.splits) <= numberSplitsAhead {
-		r.waiting = true
-		r.rc.RequestSplit()
-	}
-}
+func (r *numberReader) request() { r.pull.request(len(r.splits), numberSplitsAhead) }
 
 func (r *numberReader) AddSplits(splits []Split) {
-	r.waiting = false
+	r.pull.added(len(splits))
 	for _, sp := range splits {
 		s, err := decodeNumberSplit(sp)
 		if err != nil {
@@ -109,12 +102,12 @@ func (r *numberReader) AddSplits(splits []Split) {
 	}
 }
 
-func (r *numberReader) NotifyNoMoreSplits() { r.noMore, r.waiting = true, false }
+func (r *numberReader) NotifyNoMoreSplits() { r.pull.ended() }
 
 func (r *numberReader) Poll(_ context.Context, out Collector) (InputStatus, error) {
 	r.request()
 	if len(r.splits) == 0 {
-		if r.noMore {
+		if r.pull.noMore {
 			return EndOfInput, nil
 		}
 		r.request()
@@ -134,6 +127,7 @@ func (r *numberReader) Poll(_ context.Context, out Collector) (InputStatus, erro
 	}
 	if s.next > s.to {
 		r.splits = r.splits[1:]
+		r.pull.finished()
 		r.request()
 	}
 	return MoreAvailable, nil

@@ -47,6 +47,11 @@ func TestWordCountRangesExactlyOnce(t *testing.T) {
 	waitCheckpointIn(t, c, id, d.Attempt)
 	// Both source subtasks read: the one file went out in ranges.
 	testkit.WaitFor(t, "both source subtasks reading the one file", func() (bool, error) {
+		select {
+		case <-c.AMDone():
+			t.Fatalf("WordCount ended (AM error: %v) before both source subtasks were seen reading", c.AMErr())
+		default:
+		}
 		var v api.VertexDetails
 		if err := rest(c, "/jobs/"+id+"/vertices/lines", &v); err != nil {
 			return false, err

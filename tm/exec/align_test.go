@@ -141,8 +141,8 @@ func (r alignReporter) CheckpointAck(_, id int64, _ string, _ int, _ []StateHand
 func (r alignReporter) CheckpointDecline(_, id int64, _ string, _ int, reason string) {
 	r.acks <- -id
 }
-func (alignReporter) RequestSplit(int64, string, int) {}
-func (alignReporter) InputEnded(int64, string, int)   {}
+func (alignReporter) RequestSplit(int64, string, int, bool) {}
+func (alignReporter) InputEnded(int64, string, int)         {}
 
 func receive[T any](t *testing.T, ch <-chan T, what string) T {
 	t.Helper()

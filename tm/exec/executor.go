@@ -23,7 +23,9 @@ type Reporter interface {
 	TaskState(attempt int64, vertex string, index int, state string, err error, unrecoverable bool)
 	CheckpointAck(attempt, checkpointID int64, vertex string, index int, handles []StateHandle)
 	CheckpointDecline(attempt, checkpointID int64, vertex string, index int, reason string)
-	RequestSplit(attempt int64, vertex string, index int)
+	// RequestSplit asks the source's enumerator for splits; ahead: the reader still has a
+	// split to read (stream.ReaderContext.RequestSplitAhead).
+	RequestSplit(attempt int64, vertex string, index int, ahead bool)
 	// InputEnded: a source subtask read its whole input and sent end of input downstream;
 	// the AM triggers the job's final checkpoint once every source subtask has.
 	InputEnded(attempt int64, vertex string, index int)

@@ -387,7 +387,7 @@ func (r *reporter) InputEnded(attempt int64, vertex string, index int) {
 	}
 }
 
-func (r *reporter) RequestSplit(attempt int64, vertex string, index int) {
+func (r *reporter) RequestSplit(attempt int64, vertex string, index int, _ bool) {
 	am := r.am
 	am.mu.Lock()
 	defer am.mu.Unlock()

@@ -314,9 +314,10 @@ func (t *task) openOperators(ctx context.Context, restore stateSource) error {
 		t.log.Info("source ended before the restored checkpoint; reading nothing")
 		return nil
 	}
-	rc := stream.ReaderContext{Subtask: t.index, Parallelism: t.parallelism, RequestSplit: func() {
-		t.e.cfg.Reporter.RequestSplit(t.a.id, t.vertex.ID, t.index)
-	}}
+	rc := stream.ReaderContext{Subtask: t.index, Parallelism: t.parallelism,
+		RequestSplit:      func() { t.e.cfg.Reporter.RequestSplit(t.a.id, t.vertex.ID, t.index, false) },
+		RequestSplitAhead: func() { t.e.cfg.Reporter.RequestSplit(t.a.id, t.vertex.ID, t.index, true) },
+	}
 	reader, err := t.vertex.Source.CreateReader(rc)
 	if err != nil {
 		return fmt.Errorf("creating source reader: %w", err)
@@ -426,8 +427,8 @@ func (t *task) handleControl(ctx context.Context, c control) error {
 		if t.reader == nil {
 			return nil
 		}
-		if len(c.splits) > 0 {
-			t.reader.AddSplits(c.splits)
+		if len(c.splits) > 0 || !c.noMore {
+			t.reader.AddSplits(c.splits) // none: a request ahead got nothing now
 		}
 		if c.noMore {
 			t.reader.NotifyNoMoreSplits()

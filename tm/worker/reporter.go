@@ -101,16 +101,16 @@ func (r *relay) CheckpointDecline(attempt, checkpointID int64, vertex string, in
 		Attempt: amNumber(attempt), CheckpointId: checkpointID, Vertex: vertex, Index: int32(index), Reason: reason}}})
 }
 
-func (r *relay) RequestSplit(attempt int64, vertex string, index int) {
+func (r *relay) RequestSplit(attempt int64, vertex string, index int, ahead bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if t := r.book.task(attempt, vertex, index); t != nil {
-		t.awaitingSplit = true
+		t.awaitingSplit, t.awaitingAhead = true, ahead
 	}
 	if !r.forward(attempt) {
 		return // sent again on adoption
 	}
-	r.sendLocked(splitRequestMsg(attempt, vertex, index))
+	r.sendLocked(splitRequestMsg(attempt, vertex, index, ahead))
 }
 
 func (r *relay) InputEnded(attempt int64, vertex string, index int) {
@@ -123,9 +123,9 @@ func (r *relay) InputEnded(attempt int64, vertex string, index int) {
 		Attempt: amNumber(attempt), Vertex: vertex, Index: int32(index)}}})
 }
 
-func splitRequestMsg(attempt int64, vertex string, index int) *rpc.TaskManagerMessage {
+func splitRequestMsg(attempt int64, vertex string, index int, ahead bool) *rpc.TaskManagerMessage {
 	return &rpc.TaskManagerMessage{Kind: &rpc.TaskManagerMessage_SplitRequest{SplitRequest: &rpc.SplitRequest{
-		Attempt: amNumber(attempt), Vertex: vertex, Index: int32(index)}}}
+		Attempt: amNumber(attempt), Vertex: vertex, Index: int32(index), Ahead: ahead}}}
 }
 
 // adopted releases a held attempt: the AM gets every subtask's current state and the split
@@ -148,8 +148,8 @@ func (r *relay) adopted(attempt int64) {
 			Attempt: amNumber(attempt), Vertex: k.vertex, Index: int32(k.index), State: t.state}}})
 	}
 	for _, k := range keys {
-		if a.tasks[k].awaitingSplit {
-			r.sendLocked(splitRequestMsg(attempt, k.vertex, k.index))
+		if t := a.tasks[k]; t.awaitingSplit {
+			r.sendLocked(splitRequestMsg(attempt, k.vertex, k.index, t.awaitingAhead))
 		}
 	}
 }

@@ -60,7 +60,7 @@ func TestRelayHoldsWhileAwayAndFlushesOnAdoption(t *testing.T) {
 	r.TaskState(id, "src", 0, "RUNNING", nil, false)
 	r.detach()
 	for range 1000 { // the AM is away: nothing is queued
-		r.RequestSplit(id, "src", 0)
+		r.RequestSplit(id, "src", 0, false)
 		r.CheckpointAck(id, 9, "sink", 0, nil)
 	}
 	r.TaskState(id, "sink", 0, "RUNNING", nil, false)
@@ -70,7 +70,7 @@ func TestRelayHoldsWhileAwayAndFlushesOnAdoption(t *testing.T) {
 	})
 	second := &captureStream{}
 	r.attach(&amSession{stream: second})
-	r.RequestSplit(id, "src", 0) // held until adopted
+	r.RequestSplit(id, "src", 0, false) // held until adopted
 	var report []*rpc.FailoverTask
 	var highest int64
 	r.with(func(b *taskBook) { report, highest = b.report(), b.highestCheckpoint })
@@ -114,5 +114,43 @@ func TestTaskBookReceivedSplitsSinceCompletedCheckpoint(t *testing.T) {
 	b.completed(1, 6)
 	if got := b.report()[0].GetReceivedSplits(); !slices.Equal(got, []string{"d"}) {
 		t.Fatalf("after checkpoint 6: %v, want [d]", got)
+	}
+}
+
+// An answer of no splits answers a request made ahead (the AM keeps the split back), not
+// one from a reader with nothing to read (the AM holds that until it has splits). The book
+// keeps an unanswered request, and its kind, for an AM that adopts the attempt.
+func TestTaskBookSplitRequestAnswered(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		ahead    bool
+		ids      []string
+		noMore   bool
+		awaiting bool
+	}{
+		{"idle/splits", false, []string{"a"}, false, false},
+		{"idle/no more", false, nil, true, false},
+		{"idle/none", false, nil, false, true},
+		{"ahead/splits", true, []string{"a"}, false, false},
+		{"ahead/none", true, nil, false, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := newRelay()
+			spec := exec.DeploySpec{Attempt: 1, Subtasks: []exec.Subtask{{Vertex: "src"}}}
+			r.with(func(b *taskBook) { b.deployed(spec, 1) })
+			r.RequestSplit(1, "src", 0, tc.ahead) // no AM: held
+			r.with(func(b *taskBook) { b.splits(1, "src", 0, tc.ids, tc.noMore) })
+			var awaiting, ahead bool
+			r.with(func(b *taskBook) {
+				bt := b.task(1, "src", 0)
+				awaiting, ahead = bt.awaitingSplit, bt.awaitingAhead
+			})
+			if awaiting != tc.awaiting || ahead != tc.ahead {
+				t.Fatalf("awaiting %v (ahead %v), want %v (%v)", awaiting, ahead, tc.awaiting, tc.ahead)
+			}
+		})
+	}
+	if m := splitRequestMsg(1, "src", 0, true).GetSplitRequest(); !m.GetAhead() {
+		t.Fatalf("split request %v lost that it was made ahead", m)
 	}
 }

@@ -37,7 +37,8 @@ type bookTask struct {
 	kgEnd         int
 	hasKeyGroups  bool
 	state         string
-	awaitingSplit bool
+	awaitingSplit bool // a split request is unanswered
+	awaitingAhead bool // ... and was made ahead
 	// received are split ids since the last completed checkpoint; marks[n] is how many of
 	// them had arrived when checkpoint n was triggered.
 	received []string
@@ -105,8 +106,8 @@ func (b *taskBook) completed(attempt, checkpoint int64) {
 func (b *taskBook) splits(attempt int64, vertex string, index int, ids []string, noMore bool) {
 	if t := b.task(attempt, vertex, index); t != nil {
 		t.received = append(t.received, ids...)
-		if len(ids) > 0 || noMore {
-			t.awaitingSplit = false
+		if len(ids) > 0 || noMore || t.awaitingAhead {
+			t.awaitingSplit = false // an answer of no splits is to a request made ahead
 		}
 	}
 }
