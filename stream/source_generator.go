@@ -63,8 +63,8 @@ func (g Generator[T]) CreateEnumerator(restored []byte, _ int) (SplitEnumerator,
 	return NewQueueEnumerator(splits, restored)
 }
 
-// CreateReader reads partitions. A reader asks for splits until told there are no more,
-// then generates from all it owns, round robin.
+// CreateReader reads partitions. A reader asks for partitions until it holds its share
+// (share) or is told there are no more, and generates from all it owns, round robin.
 func (g Generator[T]) CreateReader(rc ReaderContext) (SourceReader, error) {
 	return &genReader[T]{g: g, rc: rc, limiter: newRateLimiter(g.Rate)}, nil
 }
@@ -84,11 +84,28 @@ func (r *genReader[T]) Start(context.Context) error {
 	return nil
 }
 
+// request asks for a partition while the reader holds fewer than its share, or none: a
+// reader whose partitions have ended asks to hear "no more".
 func (r *genReader[T]) request() {
-	if !r.waiting && !r.noMore {
+	if !r.waiting && !r.noMore && (len(r.splits) == 0 || len(r.splits) < r.share()) {
 		r.waiting = true
 		r.rc.RequestSplit()
 	}
+}
+
+// share is the reader's part of the partitions: Partitions/Parallelism, one more for the
+// first Partitions%Parallelism subtasks. Without it, the reader that starts first would
+// take partitions a reader starting a moment later would read, and an unbounded
+// generator's partitions never end to even that out. It does not ask ahead
+// (RequestSplitAhead): the AM keeps the last splits back from such requests until the
+// reader finishes one, which an unbounded partition never does.
+func (r *genReader[T]) share() int {
+	p := max(r.rc.Parallelism, 1)
+	n := r.g.Partitions / p
+	if r.rc.Subtask < r.g.Partitions%p {
+		n++
+	}
+	return n
 }
 
 func (r *genReader[T]) AddSplits(splits []Split) {
@@ -100,7 +117,7 @@ func (r *genReader[T]) AddSplits(splits []Split) {
 		}
 		r.splits = append(r.splits, s)
 	}
-	r.request() // keep pulling until the enumerator has no more
+	r.request() // keep pulling up to the share
 }
 
 func (r *genReader[T]) NotifyNoMoreSplits() { r.noMore, r.waiting = true, false }
@@ -110,6 +127,7 @@ func (r *genReader[T]) Poll(_ context.Context, out Collector) (InputStatus, erro
 		if r.noMore {
 			return EndOfInput, nil
 		}
+		r.request()
 		return NothingAvailable, nil
 	}
 	budget := r.limiter.allow(time.Now(), 256)
