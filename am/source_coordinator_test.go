@@ -22,10 +22,10 @@ func (s uncountedSource) CreateEnumerator(restored []byte, p int) (stream.SplitE
 
 // TestSplitRequestAheadKeepsLastSplitsForIdleReaders: a request made ahead (the reader
 // still has a split to read) gets nothing while the source has no more splits left than
-// other readers; a request from a reader with nothing to read gets one while any is left. The
-// numbers source has 4 ranges, handed out one per request. Each step is subtask:kind,
-// kind i (idle) or a (ahead); want lists each answer: the number of splits, "-" for
-// nothing now, "end" for no more splits.
+// other readers; a request from a reader with nothing to read gets one while any is
+// left. The numbers source has 4 ranges, handed out one per request. Each step is
+// subtask:kind, kind i (idle) or a (ahead); want lists each answer: the number of
+// splits, "-" for nothing now, "end" for no more splits.
 func TestSplitRequestAheadKeepsLastSplitsForIdleReaders(t *testing.T) {
 	for _, tc := range []struct {
 		name        string
@@ -33,8 +33,8 @@ func TestSplitRequestAheadKeepsLastSplitsForIdleReaders(t *testing.T) {
 		uncounted   bool
 		steps, want string
 	}{
-		// Both readers get a split before either gets a second; the last goes to the
-		// reader that runs out first.
+		// The last split (one: as many as the other readers) is kept from requests made
+		// ahead and goes to the reader that runs out first.
 		{"p=2", 2, false, "0:i 0:a 1:i 1:a 0:a 1:i 0:a", "1 1 1 - - 1 end"},
 		// A reader starting late still gets the last split, however often the first one
 		// asks ahead.
