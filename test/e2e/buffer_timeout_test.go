@@ -36,14 +36,7 @@ func TestBufferTimeoutSettings(t *testing.T) {
 			out := t.TempDir()
 			dyn := append(reactive(t.TempDir(), "200 ms"), setting)
 			c := startCluster(t, examples.WordCountName, []string{"--input", in, "--output", out}, 2, dyn)
-			select {
-			case <-c.AMDone():
-			case <-time.After(5 * time.Minute):
-				t.Fatal("WordCount did not finish")
-			}
-			if err := c.AMErr(); err != nil {
-				t.Fatalf("WordCount AM: %v", err)
-			}
+			waitSucceeded(t, c, 5*time.Minute)
 			got, err := examples.ReadCommittedOutput(out)
 			if err != nil {
 				t.Fatal(err)

@@ -70,14 +70,7 @@ func TestWordCountRangesExactlyOnce(t *testing.T) {
 	if d1 := waitRunningAt(t, c, id, 1); d1.Attempt <= d.Attempt {
 		t.Fatalf("attempt %d after the kill, want one after %d", d1.Attempt, d.Attempt)
 	}
-	select {
-	case <-c.AMDone():
-	case <-time.After(5 * time.Minute):
-		t.Fatal("WordCount did not finish")
-	}
-	if err := c.AMErr(); err != nil {
-		t.Fatalf("AM exited with %v", err)
-	}
+	waitSucceeded(t, c, 5*time.Minute)
 
 	// Every count of a word once: seen[w][k-1] marks (w,k).
 	seen := map[string][]bool{}

@@ -68,18 +68,24 @@ func waitCheckpointIn(t testing.TB, c *standalone.LocalCluster, id string, attem
 	})
 }
 
-// waitExact waits for the cluster's AM to end the job successfully within timeout and
-// checks that the checkable job run with args committed exactly its expected output to out.
-func waitExact(t testing.TB, c *standalone.LocalCluster, timeout time.Duration, out string, args []string) {
+// waitSucceeded waits for the cluster's AM to end the job successfully within timeout.
+func waitSucceeded(t testing.TB, c *standalone.LocalCluster, timeout time.Duration) {
 	t.Helper()
 	select {
 	case <-c.AMDone():
 	case <-time.After(timeout):
-		t.Fatal("the job did not finish")
+		t.Fatalf("the job did not finish within %s (logs in %s)", timeout, c.LogDir())
 	}
 	if err := c.AMErr(); err != nil {
-		t.Fatalf("AM exited with %v", err)
+		t.Fatalf("AM exited with %v (logs in %s)", err, c.LogDir())
 	}
+}
+
+// waitExact waits for the cluster's AM to end the job successfully within timeout and
+// checks that the checkable job run with args committed exactly its expected output to out.
+func waitExact(t testing.TB, c *standalone.LocalCluster, timeout time.Duration, out string, args []string) {
+	t.Helper()
+	waitSucceeded(t, c, timeout)
 	testkit.CheckExactOutput(t, out, args)
 }
 
