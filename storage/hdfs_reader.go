@@ -80,6 +80,38 @@ func (r *resumingReader) Read(p []byte) (int, error) {
 	}
 }
 
+// Seek moves the next Read to offset (io.SeekStart or io.SeekCurrent): a reader of a
+// range of a file starts at its range. The open file seeks when it can; otherwise the
+// file is reopened at offset by the next Read.
+func (r *resumingReader) Seek(offset int64, whence int) (int64, error) {
+	if r.closed {
+		return 0, &Error{Op: "seek", Path: r.uri, Err: fs.ErrClosed}
+	}
+	switch whence {
+	case io.SeekStart:
+	case io.SeekCurrent:
+		offset += r.off
+	default:
+		return r.off, &Error{Op: "seek", Path: r.uri, Err: fmt.Errorf("whence %d: want io.SeekStart or io.SeekCurrent: %w", whence, fs.ErrInvalid)}
+	}
+	if offset < 0 {
+		return r.off, &Error{Op: "seek", Path: r.uri, Err: fmt.Errorf("offset %d: %w", offset, fs.ErrInvalid)}
+	}
+	if r.r != nil {
+		if s, ok := r.r.(io.Seeker); !ok || seekTo(s, offset) != nil {
+			_ = r.r.Close() // reopened at offset by the next Read
+			r.r = nil
+		}
+	}
+	r.off = offset
+	return offset, nil
+}
+
+func seekTo(s io.Seeker, offset int64) error {
+	_, err := s.Seek(offset, io.SeekStart)
+	return err
+}
+
 func (r *resumingReader) Close() error {
 	if r.closed {
 		return nil

@@ -5,7 +5,9 @@ import (
 	"context"
 	"errors"
 	"io"
+	"io/fs"
 	"log/slog"
+	"slices"
 	"syscall"
 	"testing"
 	"time"
@@ -83,6 +85,93 @@ func TestResumingReader(t *testing.T) {
 			}
 			if err := r.Close(); err != nil {
 				t.Fatalf("Close: %v", err)
+			}
+		})
+	}
+}
+
+// seekableReader is a flakyReader that seeks, failing with seekErr when set.
+type seekableReader struct {
+	flakyReader
+	seekErr error
+}
+
+func (f *seekableReader) Seek(off int64, whence int) (int64, error) {
+	if f.seekErr != nil || whence != io.SeekStart {
+		return 0, f.seekErr
+	}
+	f.off = int(off)
+	return off, nil
+}
+
+// A seek moves the next read: the open file seeks when it can, and is reopened at the
+// offset when it cannot or its seek fails.
+func TestResumingReaderSeek(t *testing.T) {
+	data := []byte("0123456789abcdefghij")
+	for _, tc := range []struct {
+		name      string
+		open      func(data []byte, off int64) seekReader
+		wantOpens []int64
+	}{
+		{"seeks the open file", func(data []byte, off int64) seekReader {
+			return &seekableReader{flakyReader: flakyReader{data: data, off: int(off), limit: len(data)}}
+		}, []int64{0}},
+		{"reopens a file that does not seek", func(data []byte, off int64) seekReader {
+			return &flakyReader{data: data, off: int(off), limit: len(data)}
+		}, []int64{0, 12, 3}},
+		{"reopens after a failed seek", func(data []byte, off int64) seekReader {
+			return &seekableReader{flakyReader: flakyReader{data: data, off: int(off), limit: len(data)}, seekErr: errors.New("seek refused")}
+		}, []int64{0, 12, 3}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var opens []int64
+			r := &resumingReader{
+				ctx: context.Background(),
+				uri: "hdfs://nn/x",
+				open: func(_ context.Context, off int64) (seekReader, error) {
+					opens = append(opens, off)
+					return tc.open(data, off), nil
+				},
+				classify: func(err error) class { return classifyHDFS(err, nil) },
+				policy:   RetryPolicy{Attempts: 3, InitialBackoff: time.Microsecond, MaxBackoff: time.Microsecond},
+				log:      slog.New(slog.NewTextHandler(io.Discard, nil)),
+			}
+			fr, err := r.open(context.Background(), 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r.r = fr
+			read := func(n int) string {
+				t.Helper()
+				b := make([]byte, n)
+				if _, err := io.ReadFull(r, b); err != nil {
+					t.Fatal(err)
+				}
+				return string(b)
+			}
+			if got := read(2); got != "01" {
+				t.Fatalf("first read %q", got)
+			}
+			if off, err := r.Seek(12, io.SeekStart); err != nil || off != 12 {
+				t.Fatalf("Seek(12, start) = %d, %v", off, err)
+			}
+			if got := read(3); got != "cde" {
+				t.Fatalf("read after seeking to 12: %q, want cde", got)
+			}
+			if off, err := r.Seek(-12, io.SeekCurrent); err != nil || off != 3 {
+				t.Fatalf("Seek(-12, current) = %d, %v", off, err)
+			}
+			if got := read(2); got != "34" {
+				t.Fatalf("read after seeking back to 3: %q, want 34", got)
+			}
+			if _, err := r.Seek(0, io.SeekEnd); !errors.Is(err, fs.ErrInvalid) {
+				t.Fatalf("Seek from the end: %v, want fs.ErrInvalid", err)
+			}
+			if _, err := r.Seek(-100, io.SeekCurrent); !errors.Is(err, fs.ErrInvalid) {
+				t.Fatalf("Seek before the start: %v, want fs.ErrInvalid", err)
+			}
+			if !slices.Equal(opens, tc.wantOpens) {
+				t.Fatalf("opened at %v, want %v", opens, tc.wantOpens)
 			}
 		})
 	}
