@@ -1,17 +1,11 @@
 package stream
 
-import (
-	"fmt"
-	"os"
-	"path/filepath"
-	"sort"
-)
-
 // Directory is a bounded source of the lines of every regular file in Dir. A file larger
 // than the split size is read as byte ranges by several readers (lines are cut at the
 // range ends as Hadoop's TextInputFormat cuts them), so a few large files keep every
 // subtask busy and the readers end close together; progress is the offset of the next line.
 type Directory struct {
+	// Dir is a local path, a file:///path URI or an hdfs://namenode:port/path URI.
 	Dir string
 	// SplitSize is the size of a range of a large file in bytes. 0 chooses it from the
 	// directory's size and the parallelism: about 16 ranges per subtask, between
@@ -49,28 +43,14 @@ func (d Directory) CreateEnumerator(restored []byte, parallelism int) (SplitEnum
 		}
 		return e.Guided(parallelism), nil
 	}
-	entries, err := os.ReadDir(d.Dir)
+	files, err := listFiles(d.Dir)
 	if err != nil {
-		return nil, fmt.Errorf("directory source: listing %s: %w", d.Dir, err)
+		return nil, err
 	}
-	type file struct {
-		path string
-		size int64
-	}
-	var files []file
 	var total int64
-	for _, e := range entries {
-		if !e.Type().IsRegular() || e.Name()[0] == '.' {
-			continue
-		}
-		info, err := e.Info()
-		if err != nil {
-			return nil, fmt.Errorf("directory source: reading the size of %s: %w", filepath.Join(d.Dir, e.Name()), err)
-		}
-		files = append(files, file{filepath.Join(d.Dir, e.Name()), info.Size()})
-		total += info.Size()
+	for _, f := range files {
+		total += f.size
 	}
-	sort.Slice(files, func(i, j int) bool { return files[i].path < files[j].path })
 	size := d.splitSize(total, parallelism)
 	var splits []Split
 	for _, f := range files {

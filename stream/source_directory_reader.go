@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 )
 
 // maxLineBytes bounds a line of a directory source's file.
@@ -20,7 +19,8 @@ func (d Directory) CreateReader(rc ReaderContext) (SourceReader, error) {
 type dirReader struct {
 	pull   splitPuller
 	splits []fileSplit
-	file   *os.File
+	files  fileOpener
+	file   io.ReadCloser
 	in     *bufio.Reader
 	long   []byte             // a line longer than in's buffer, gathered
 	outs   typedCache[string] // lines go to a typed chain unboxed
@@ -52,15 +52,11 @@ func (r *dirReader) NotifyNoMoreSplits() { r.pull.ended() }
 // open opens the current split's file at its position: a range not yet begun skips its
 // first line (the range before reads it), and a split checkpointed before ranges skips the
 // lines it had read.
-func (r *dirReader) open() error {
+func (r *dirReader) open(ctx context.Context) error {
 	s := &r.splits[0]
-	f, err := os.Open(s.path)
+	f, err := r.files.open(ctx, s.path, s.pos)
 	if err != nil {
-		return fmt.Errorf("directory source: opening split %s: %w", s.id(), err)
-	}
-	if _, err := f.Seek(s.pos, io.SeekStart); err != nil {
-		f.Close()
-		return fmt.Errorf("directory source: seeking to byte %d of %s: %w", s.pos, s.path, err)
+		return fmt.Errorf("directory source: opening split %s at byte %d: %w", s.id(), s.pos, err)
 	}
 	r.file, r.in = f, bufio.NewReaderSize(f, 64<<10)
 	skip := s.skipLines
@@ -121,7 +117,7 @@ func (r *dirReader) finishSplit() (InputStatus, error) {
 	return MoreAvailable, nil
 }
 
-func (r *dirReader) Poll(_ context.Context, out Collector) (InputStatus, error) {
+func (r *dirReader) Poll(ctx context.Context, out Collector) (InputStatus, error) {
 	if len(r.splits) == 0 {
 		if r.pull.noMore {
 			return EndOfInput, nil
@@ -130,7 +126,7 @@ func (r *dirReader) Poll(_ context.Context, out Collector) (InputStatus, error) 
 		return NothingAvailable, nil
 	}
 	if r.in == nil {
-		if err := r.open(); err != nil {
+		if err := r.open(ctx); err != nil {
 			return NothingAvailable, err
 		}
 		r.request() // the next split, while this one is read
@@ -175,4 +171,4 @@ func (r *dirReader) SnapshotState(int64) ([]Split, error) {
 	return out, nil
 }
 
-func (r *dirReader) Close() error { return r.closeFile() }
+func (r *dirReader) Close() error { return errors.Join(r.closeFile(), r.files.close()) }

@@ -61,11 +61,17 @@ func readAll[T any](t *testing.T, src stream.SplitSource, parallelism int) []T {
 			t.Fatal(err)
 		}
 		if st == stream.EndOfInput {
+			if err := reader.Close(); err != nil {
+				t.Fatal(err)
+			}
 			return got
 		}
 		// Restart the reader from its own snapshot (what a restore does).
 		splits, err := reader.SnapshotState(1)
 		if err != nil {
+			t.Fatal(err)
+		}
+		if err := reader.Close(); err != nil {
 			t.Fatal(err)
 		}
 		wasRequested := requested
