@@ -30,7 +30,7 @@ func parseArgs(job string, args []string) (jobArgs, error) {
 	fs.Int64Var(&a.keys, "keys", 0, "number of keys (0: the job's default)")
 	fs.Float64Var(&a.rate, "rate", 0, "records per second per source subtask (0: unlimited)")
 	fs.StringVar(&a.output, "output", "", "output directory (exactly-once file sink); empty: print")
-	fs.StringVar(&a.input, "input", "", "input directory")
+	fs.StringVar(&a.input, "input", "", "input directory: a path, file:///path or hdfs://namenode:port/path")
 	fs.IntVar(&a.parallelism, "parallelism", 1, "configured parallelism")
 	fs.IntVar(&a.maxParallel, "max-parallelism", 0, "maxParallelism (number of key groups; 0: default)")
 	fs.IntVar(&a.cars, "cars", 2, "number of cars (TopSpeedWindowing)")
