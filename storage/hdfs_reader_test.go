@@ -36,6 +36,19 @@ func (f *flakyReader) Read(p []byte) (int, error) {
 
 func (f *flakyReader) Close() error { return nil }
 
+// testReader is a resumingReader of hdfs://nn/x over the files open opens, retrying 3
+// times without waiting.
+func testReader(open func(off int64) seekReader) *resumingReader {
+	return &resumingReader{
+		ctx:      context.Background(),
+		uri:      "hdfs://nn/x",
+		open:     func(_ context.Context, off int64) (seekReader, error) { return open(off), nil },
+		classify: func(err error) class { return classifyHDFS(err, nil) },
+		policy:   RetryPolicy{Attempts: 3, InitialBackoff: time.Microsecond, MaxBackoff: time.Microsecond},
+		log:      slog.New(slog.NewTextHandler(io.Discard, nil)),
+	}
+}
+
 func TestResumingReader(t *testing.T) {
 	data := bytes.Repeat([]byte("0123456789"), 1000)
 	tests := []struct {
@@ -55,18 +68,11 @@ func TestResumingReader(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			var opens []int64
-			r := &resumingReader{
-				ctx: context.Background(),
-				uri: "hdfs://nn/x",
-				open: func(_ context.Context, off int64) (seekReader, error) {
-					i := len(opens)
-					opens = append(opens, off)
-					return &flakyReader{data: data, off: int(off), limit: tc.failAfter[i], err: tc.err}, nil
-				},
-				classify: func(err error) class { return classifyHDFS(err, nil) },
-				policy:   RetryPolicy{Attempts: 3, InitialBackoff: time.Microsecond, MaxBackoff: time.Microsecond},
-				log:      slog.New(slog.NewTextHandler(io.Discard, nil)),
-			}
+			r := testReader(func(off int64) seekReader {
+				i := len(opens)
+				opens = append(opens, off)
+				return &flakyReader{data: data, off: int(off), limit: tc.failAfter[i], err: tc.err}
+			})
 			got, err := io.ReadAll(r)
 			if tc.wantErr == nil {
 				if err != nil || !bytes.Equal(got, data) {
@@ -125,17 +131,10 @@ func TestResumingReaderSeek(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var opens []int64
-			r := &resumingReader{
-				ctx: context.Background(),
-				uri: "hdfs://nn/x",
-				open: func(_ context.Context, off int64) (seekReader, error) {
-					opens = append(opens, off)
-					return tc.open(data, off), nil
-				},
-				classify: func(err error) class { return classifyHDFS(err, nil) },
-				policy:   RetryPolicy{Attempts: 3, InitialBackoff: time.Microsecond, MaxBackoff: time.Microsecond},
-				log:      slog.New(slog.NewTextHandler(io.Discard, nil)),
-			}
+			r := testReader(func(off int64) seekReader {
+				opens = append(opens, off)
+				return tc.open(data, off)
+			})
 			fr, err := r.open(context.Background(), 0)
 			if err != nil {
 				t.Fatal(err)
