@@ -71,7 +71,13 @@ func TestWordCountRangesExactlyOnce(t *testing.T) {
 		t.Fatalf("attempt %d after the kill, want one after %d", d1.Attempt, d.Attempt)
 	}
 	waitSucceeded(t, c, 5*time.Minute)
+	checkRunningCounts(t, out, want, words)
+}
 
+// checkRunningCounts checks WordCount's committed output in out against want (each word's
+// count in the input, words in all): every running count (w,k), k = 1..want[w], once.
+func checkRunningCounts(t *testing.T, out string, want map[string]int, words int) {
+	t.Helper()
 	// Every count of a word once: seen[w][k-1] marks (w,k).
 	seen := map[string][]bool{}
 	for w, n := range want {

@@ -2,8 +2,6 @@ package e2e
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"os/exec"
 	"strings"
 	"testing"
@@ -20,9 +18,7 @@ import (
 // on HDFS is the exact answer.
 func TestYARNOutputOnHDFS(t *testing.T) {
 	env := hadooptest.RequireYARN(t)
-	var r [6]byte
-	_, _ = rand.Read(r[:])
-	rel := "tide-test/yarn-output-" + hex.EncodeToString(r[:])
+	rel := scratchName("yarn-output")
 	// hdfs:///dir, as the README writes it: the namenode comes from fs.defaultFS in
 	// $HADOOP_CONF_DIR/core-site.xml, in the client and in every container.
 	out := "hdfs:///" + rel

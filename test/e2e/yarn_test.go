@@ -54,7 +54,12 @@ func yarnSettings() []string {
 // yarnRunArgs are the arguments of `tide run` submitting CheckableCount with
 // yarnSettings, then extra, and jobArgs for the job.
 func yarnRunArgs(extra, jobArgs []string) []string {
-	args := append([]string{"run", "--target", "yarn-per-job", "--job-classname", examples.CheckableCountName}, yarnSettings()...)
+	return yarnJobArgs(examples.CheckableCountName, extra, jobArgs)
+}
+
+// yarnJobArgs is yarnRunArgs for job.
+func yarnJobArgs(job string, extra, jobArgs []string) []string {
+	args := append([]string{"run", "--target", "yarn-per-job", "--job-classname", job}, yarnSettings()...)
 	args = append(append(args, extra...), "--")
 	return append(args, jobArgs...)
 }
@@ -108,7 +113,13 @@ var (
 // startYarnRun submits CheckableCount and waits for the "Job RUNNING" line.
 func startYarnRun(t *testing.T, env *hadooptest.Env, extra []string, jobArgs []string) *yarnRun {
 	t.Helper()
-	cmd := exec.Command(tideBin, yarnRunArgs(extra, jobArgs)...)
+	return startYarnJob(t, env, examples.CheckableCountName, extra, jobArgs)
+}
+
+// startYarnJob is startYarnRun for job.
+func startYarnJob(t *testing.T, env *hadooptest.Env, job string, extra []string, jobArgs []string) *yarnRun {
+	t.Helper()
+	cmd := exec.Command(tideBin, yarnJobArgs(job, extra, jobArgs)...)
 	cmd.Env = hadoopEnv(env)
 	pr, pw := io.Pipe()
 	r := &yarnRun{cmd: cmd, out: &lockedBuffer{}, done: make(chan error, 1), drained: make(chan struct{})}

@@ -3,8 +3,6 @@ package e2e
 import (
 	"bufio"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"os/exec"
 	"strings"
 	"testing"
@@ -22,9 +20,7 @@ import (
 func TestYARNUploadAcrossDatanodeRestart(t *testing.T) {
 	env := hadooptest.RequireYARN(t)
 	env.Disrupt(t)
-	var r [6]byte
-	_, _ = rand.Read(r[:])
-	rel := "tide-test/yarn-upload-" + hex.EncodeToString(r[:])
+	rel := scratchName("yarn-upload")
 	hdfsDeletedAfter(t, env, rel)
 	jobArgs := []string{"--records", "2000", "--keys", "7", "--output", "hdfs:///" + rel}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
