@@ -32,14 +32,19 @@ type dirFile struct {
 // remoteDir says whether dir is read through storage rather than the local file system.
 func remoteDir(dir string) bool { return strings.HasPrefix(strings.ToLower(dir), "hdfs://") }
 
-// localDir is dir as a local path: a file:// URI's path, or dir itself.
+// localDir is dir as a local path: a file:// URI's path, or dir itself. A URI is checked
+// as the file sink checks its output (storage.CheckURI), so another scheme is refused by
+// name rather than read as a local directory.
 func localDir(dir string) (string, error) {
-	if !strings.HasPrefix(strings.ToLower(dir), "file:") {
+	if !schemeRE.MatchString(dir) {
 		return dir, nil
 	}
-	u, err := url.Parse(dir)
-	if err != nil || u.Path == "" || (u.Host != "" && u.Host != "localhost") {
-		return "", fmt.Errorf("directory source: %q is no file:///absolute/path URI", dir)
+	if err := storage.CheckURI(dir); err != nil {
+		return "", fmt.Errorf("directory source: input %q: %w", dir, err)
+	}
+	u, err := url.Parse(dir) // CheckURI parsed it already
+	if err != nil {
+		return "", fmt.Errorf("directory source: input %q: %w", dir, err)
 	}
 	return filepath.FromSlash(u.Path), nil
 }

@@ -58,7 +58,7 @@ func TestDirectoryReadsFileURIs(t *testing.T) {
 			}
 		})
 	}
-	for _, bad := range []string{"file://otherhost/x", "file:relative", dir + "/missing"} {
+	for _, bad := range []string{"file://otherhost/x", "file:relative", "s3://bucket/in", dir + "/missing"} {
 		_, err := stream.Directory{Dir: bad}.CreateEnumerator(nil, 1)
 		if err == nil || !strings.Contains(err.Error(), bad) {
 			t.Errorf("Dir %q: %v, want an error naming it", bad, err)
