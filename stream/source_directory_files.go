@@ -116,35 +116,13 @@ type fileOpener struct {
 
 // open opens path at byte pos.
 func (o *fileOpener) open(ctx context.Context, path string, pos int64) (io.ReadCloser, error) {
-	var f io.ReadCloser
-	if remoteDir(path) {
-		i := strings.LastIndexByte(path, '/')
-		dir, name := path[:i], path[i+1:]
-		st := o.stores[dir]
-		if st == nil {
-			var err error
-			if st, err = storage.Open(ctx, dir, storage.Options{}); err != nil {
-				return nil, err
-			}
-			if o.stores == nil {
-				o.stores = map[string]storage.Storage{}
-			}
-			o.stores[dir] = st
-		}
-		var err error
-		if f, err = st.Open(ctx, name); err != nil {
-			return nil, err
-		}
-	} else {
-		var err error
-		if f, err = os.Open(path); err != nil {
-			return nil, err
-		}
+	f, err := o.openFile(ctx, path)
+	if err != nil {
+		return nil, err
 	}
 	if pos == 0 {
 		return f, nil
 	}
-	var err error
 	if s, ok := f.(io.Seeker); ok {
 		_, err = s.Seek(pos, io.SeekStart)
 	} else {
@@ -155,6 +133,31 @@ func (o *fileOpener) open(ctx context.Context, path string, pos int64) (io.ReadC
 		return nil, fmt.Errorf("seeking to byte %d: %w", pos, err)
 	}
 	return f, nil
+}
+
+// openFile opens path: a local file, or an hdfs:// file through its directory's storage.
+func (o *fileOpener) openFile(ctx context.Context, path string) (io.ReadCloser, error) {
+	if !remoteDir(path) {
+		f, err := os.Open(path)
+		if err != nil {
+			return nil, err
+		}
+		return f, nil
+	}
+	i := strings.LastIndexByte(path, '/')
+	dir, name := path[:i], path[i+1:]
+	st := o.stores[dir]
+	if st == nil {
+		var err error
+		if st, err = storage.Open(ctx, dir, storage.Options{}); err != nil {
+			return nil, err
+		}
+		if o.stores == nil {
+			o.stores = map[string]storage.Storage{}
+		}
+		o.stores[dir] = st
+	}
+	return st.Open(ctx, name)
 }
 
 // close releases the storages.
