@@ -80,7 +80,7 @@ func (Float64Codec) Decode(src []byte) (float64, error) {
 type StringCodec struct{}
 
 func (StringCodec) Append(dst []byte, v string) []byte { return append(dst, v...) }
-func (StringCodec) Decode(src []byte) (string, error)  { return string(src), nil }
+func (StringCodec) Decode(src []byte) (string, error)  { return internString(src), nil }
 
 // BytesCodec encodes a byte slice as itself; Decode copies.
 type BytesCodec struct{}
@@ -144,21 +144,34 @@ func AppendString(dst []byte, s string) []byte {
 // Decoder reads values written with binary.AppendVarint/AppendUvarint and AppendString.
 // The first error sticks; check Err once at the end.
 type Decoder struct {
-	buf []byte
+	buf []byte // nil once a read failed, so that every later read fails too
 	err error
 }
 
 // NewDecoder reads from b.
 func NewDecoder(b []byte) *Decoder { return &Decoder{buf: b} }
 
+// fail records that a read failed; every later read fails too.
+func (d *Decoder) fail() {
+	if d.err == nil {
+		d.err = ErrShortBuffer
+	}
+	d.buf = nil
+}
+
 // Varint reads a zig-zag varint.
 func (d *Decoder) Varint() int64 {
-	if d.err != nil {
-		return 0
+	if b := d.buf; len(b) > 0 && b[0] < 0x80 { // one byte: the common case, inlined
+		d.buf = b[1:]
+		return int64(b[0]>>1) ^ -int64(b[0]&1)
 	}
+	return d.varint()
+}
+
+func (d *Decoder) varint() int64 {
 	v, n := binary.Varint(d.buf)
 	if n <= 0 {
-		d.err = ErrShortBuffer
+		d.fail()
 		return 0
 	}
 	d.buf = d.buf[n:]
@@ -167,12 +180,17 @@ func (d *Decoder) Varint() int64 {
 
 // Uvarint reads an unsigned varint.
 func (d *Decoder) Uvarint() uint64 {
-	if d.err != nil {
-		return 0
+	if b := d.buf; len(b) > 0 && b[0] < 0x80 { // one byte: the common case, inlined
+		d.buf = b[1:]
+		return uint64(b[0])
 	}
+	return d.uvarint()
+}
+
+func (d *Decoder) uvarint() uint64 {
 	v, n := binary.Uvarint(d.buf)
 	if n <= 0 {
-		d.err = ErrShortBuffer
+		d.fail()
 		return 0
 	}
 	d.buf = d.buf[n:]
@@ -182,11 +200,8 @@ func (d *Decoder) Uvarint() uint64 {
 // Bytes reads a length-prefixed byte string without copying.
 func (d *Decoder) Bytes() []byte {
 	n := d.Uvarint()
-	if d.err != nil {
-		return nil
-	}
 	if n > uint64(len(d.buf)) {
-		d.err = ErrShortBuffer
+		d.fail()
 		return nil
 	}
 	b := d.buf[:n]
@@ -194,16 +209,14 @@ func (d *Decoder) Bytes() []byte {
 	return b
 }
 
-// String reads a length-prefixed string.
-func (d *Decoder) String() string { return string(d.Bytes()) }
+// String reads a length-prefixed string (a short one from the table of strings decoded
+// last, see codec_intern.go).
+func (d *Decoder) String() string { return internString(d.Bytes()) }
 
 // Float64 reads 8 little-endian bytes.
 func (d *Decoder) Float64() float64 {
-	if d.err != nil {
-		return 0
-	}
 	if len(d.buf) < 8 {
-		d.err = ErrShortBuffer
+		d.fail()
 		return 0
 	}
 	v := math.Float64frombits(binary.LittleEndian.Uint64(d.buf))
