@@ -76,15 +76,36 @@ type RecordRun interface {
 }
 
 // WriteRecords is WriteRecord of every record of run, in order, with the output locked
-// once for the run.
+// once for the run. A record that fits in the current buffer is appended with no more
+// checks: the output can only fail, close or get credits while its lock is free, and it is
+// only freed while a record waits for room (writeLocked). The current buffer is sent or
+// scheduled (appendedLocked) once for the records appended together, not once per record:
+// with a buffer timeout of 0, a run's records leave in one buffer.
 func (o *Output) WriteRecords(ctx context.Context, run RecordRun) error {
 	o.mu.Lock()
 	defer o.mu.Unlock()
+	if err := o.usableLocked(); err != nil {
+		return err
+	}
+	appended := false
 	for k := range run.Len() {
 		head, body := run.Record(k)
+		size := len(head) + len(body)
+		if len(o.buf) > 0 && size < 0x80 && o.usedLocked()+1+size <= o.bufferBytes {
+			o.buf = append(append(append(o.buf, byte(size)), head...), body...)
+			appended = true
+			continue
+		}
+		if appended {
+			appended = false
+			o.appendedLocked()
+		}
 		if err := o.writeLocked(ctx, head, body); err != nil {
 			return err
 		}
+	}
+	if appended {
+		o.appendedLocked()
 	}
 	return nil
 }
