@@ -138,35 +138,37 @@ func (c *inputChan) read(ctx context.Context, events chan<- *batch) {
 		}
 		return true
 	}
+	// record adds a record's payload, decoded, to the batch.
+	record := func(payload []byte, ts int64, kg int32) bool {
+		i, err := b.recs.Decode(payload)
+		if err != nil {
+			failed = fmt.Errorf("decoding a record from %s: %w", c.in.ID(), err)
+			return false
+		}
+		b.ts = append(b.ts, ts)
+		if c.keyed {
+			b.kgs = append(b.kgs, kg)
+		}
+		b.addRecords(i, 1)
+		return recordsAdded()
+	}
 	handle := func(raw []byte, side any) bool {
 		bytesIn += int64(len(raw))
-		var m message
-		switch {
-		case len(raw) > 0 && raw[0] == tagRecord: // the common cases
-			m = message{tag: tagRecord, ts: noTimestamp, kg: noKeyGroup, payload: raw[1:]}
+		switch { // the common cases: a record without a timestamp, keyed or not
+		case len(raw) > 0 && raw[0] == tagRecord:
+			return record(raw[1:], noTimestamp, noKeyGroup)
 		case len(raw) > 1 && raw[0] == tagKeyedRecord && raw[1] < 0x80:
-			m = message{tag: tagKeyedRecord, ts: noTimestamp, kg: int32(raw[1]), payload: raw[2:]}
-		default:
-			var err error
-			if m, err = parseMessage(raw); err != nil {
-				failed = fmt.Errorf("input %s: %w", c.in.ID(), err)
-				return false
-			}
+			return record(raw[2:], noTimestamp, int32(raw[1]))
+		}
+		m, err := parseMessage(raw)
+		if err != nil {
+			failed = fmt.Errorf("input %s: %w", c.in.ID(), err)
+			return false
 		}
 		ev := event{input: c.idx, ts: m.ts}
 		switch m.tag {
 		case tagRecord, tagRecordTs, tagKeyedRecord, tagKeyedRecordTs:
-			i, err := b.recs.Decode(m.payload)
-			if err != nil {
-				failed = fmt.Errorf("decoding a record from %s: %w", c.in.ID(), err)
-				return false
-			}
-			b.ts = append(b.ts, m.ts)
-			if c.keyed {
-				b.kgs = append(b.kgs, m.kg)
-			}
-			b.addRecords(i, 1)
-			return recordsAdded()
+			return record(m.payload, m.ts, m.kg)
 		case tagSideRun: // many records in one message: parsed once, not once per record
 			if err := c.takeSideRun(b, m, side); err != nil {
 				failed = fmt.Errorf("input %s: %w", c.in.ID(), err)
