@@ -7,10 +7,10 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io/fs"
-	"mime"
 	"net/http"
 	"path"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -35,12 +35,16 @@ type asset struct {
 // Handler serves GET / (the page) and GET /ui/<file> (its scripts and styles) from the
 // embedded assets; any other path is answered 404. Assets carry an ETag and must be
 // revalidated, so a new AM binary's page is picked up at once.
+//
+// The assets are read and hashed on the first request, not when the AM starts: the AM's
+// start is on the way to a job's first record, and most AMs never serve the page.
 func Handler() http.Handler {
-	files, err := load()
-	if err != nil {
-		panic(fmt.Sprintf("web: embedded assets: %v", err)) // the embed directive guarantees them
-	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		files, err := loaded()
+		if err != nil { // the embed directive and TestEveryModuleIsEmbedded guarantee them
+			http.Error(w, fmt.Sprintf("the web page's embedded assets: %v", err), http.StatusInternalServerError)
+			return
+		}
 		name := strings.TrimPrefix(r.URL.Path, "/")
 		if name == "" {
 			name = "index.html"
@@ -60,7 +64,20 @@ func Handler() http.Handler {
 	})
 }
 
-// load reads every embedded file once: name relative to assets/ -> content.
+// loaded is load, once per process.
+var loaded = sync.OnceValues(load)
+
+// contentTypes are the Content-Types of the assets' file types, fixed here rather than
+// taken from mime.TypeByExtension, which reads the machine's MIME tables (a few ms) and
+// answers differently from machine to machine.
+var contentTypes = map[string]string{
+	".html": "text/html; charset=utf-8",
+	".js":   "text/javascript; charset=utf-8",
+	".css":  "text/css; charset=utf-8",
+	".svg":  "image/svg+xml",
+}
+
+// load reads every embedded file: name relative to assets/ -> content.
 func load() (map[string]asset, error) {
 	root, err := fs.Sub(assets, "assets")
 	if err != nil {
@@ -76,9 +93,9 @@ func load() (map[string]asset, error) {
 			return err
 		}
 		sum := sha256.Sum256(body)
-		ct := mime.TypeByExtension(path.Ext(p))
-		if ct == "" {
-			ct = "application/octet-stream"
+		ct, ok := contentTypes[path.Ext(p)]
+		if !ok {
+			return fmt.Errorf("%s: no Content-Type for %q files", p, path.Ext(p))
 		}
 		out[p] = asset{body: body, etag: `"` + hex.EncodeToString(sum[:8]) + `"`, contentType: ct}
 		return nil
