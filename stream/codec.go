@@ -80,7 +80,7 @@ func (Float64Codec) Decode(src []byte) (float64, error) {
 type StringCodec struct{}
 
 func (StringCodec) Append(dst []byte, v string) []byte { return append(dst, v...) }
-func (StringCodec) Decode(src []byte) (string, error)  { return internString(src), nil }
+func (StringCodec) Decode(src []byte) (string, error)  { return string(src), nil }
 
 // BytesCodec encodes a byte slice as itself; Decode copies.
 type BytesCodec struct{}
@@ -209,9 +209,8 @@ func (d *Decoder) Bytes() []byte {
 	return b
 }
 
-// String reads a length-prefixed string (a short one from the table of strings decoded
-// last, see codec_intern.go).
-func (d *Decoder) String() string { return internString(d.Bytes()) }
+// String reads a length-prefixed string.
+func (d *Decoder) String() string { return string(d.Bytes()) }
 
 // Float64 reads 8 little-endian bytes.
 func (d *Decoder) Float64() float64 {
