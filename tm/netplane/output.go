@@ -79,8 +79,10 @@ type RecordRun interface {
 // once for the run. A record that fits in the current buffer is appended with no more
 // checks: the output can only fail, close or get credits while its lock is free, and it is
 // only freed while a record waits for room (writeLocked). The current buffer is sent or
-// scheduled (appendedLocked) once for the records appended together, not once per record:
-// with a buffer timeout of 0, a run's records leave in one buffer.
+// scheduled (appendedLocked) once for the records appended together, after the last: a
+// buffer they fill leaves when the next record does not fit or the run ends, within this
+// call. With a buffer timeout of 0 a record is only appended so behind a buffer that waits
+// for a credit, so records leave as they did one call each.
 func (o *Output) WriteRecords(ctx context.Context, run RecordRun) error {
 	o.mu.Lock()
 	defer o.mu.Unlock()
