@@ -59,17 +59,18 @@ type child struct {
 	err  error
 }
 
-// FreePort returns a TCP port on 127.0.0.1 that was free a moment ago.
-func FreePort() (int, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, fmt.Errorf("find a free port: %w", err)
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port, nil
-}
+// The flags of tide jobmanager through which StartLocal hands the AM the sockets it bound
+// for it: the child's file descriptors 3 (RPC) and 4 (REST).
+const (
+	RPCListenerFDFlag  = "rpc-listener-fd"
+	RESTListenerFDFlag = "rest-listener-fd"
+)
 
-// StartLocal starts the AM and opts.TaskManagers TaskManagers.
+// StartLocal starts the AM and opts.TaskManagers TaskManagers. It binds the AM's two ports
+// itself (ports left 0 in opts on ports the kernel picks) and hands the listening sockets
+// to the AM process, so no other process can take a port between its choice and its use,
+// a port that is taken fails here, before anything started, and the TaskManagers start
+// together with the AM.
 func StartLocal(ctx context.Context, opts LocalOptions) (*LocalCluster, error) {
 	if opts.Binary == "" {
 		bin, err := os.Executable()
@@ -84,18 +85,18 @@ func StartLocal(ctx context.Context, opts LocalOptions) (*LocalCluster, error) {
 	if err := os.MkdirAll(filepath.Join(opts.WorkDir, "log"), 0o755); err != nil {
 		return nil, fmt.Errorf("local cluster: create %s/log: %w", opts.WorkDir, err)
 	}
-	c := &LocalCluster{opts: opts, rpcPort: opts.RPCPort, restPort: opts.RESTPort, tms: map[string]*child{}}
-	var err error
-	if c.rpcPort == 0 {
-		if c.rpcPort, err = FreePort(); err != nil {
-			return nil, err
-		}
+	rpcLn, err := listenLocal("jobmanager.rpc.port", opts.RPCPort)
+	if err != nil {
+		return nil, err
 	}
-	if c.restPort == 0 {
-		if c.restPort, err = FreePort(); err != nil {
-			return nil, err
-		}
+	defer rpcLn.Close()
+	restLn, err := listenLocal("rest.port", opts.RESTPort)
+	if err != nil {
+		return nil, err
 	}
+	defer restLn.Close()
+	c := &LocalCluster{opts: opts, rpcPort: rpcLn.Addr().(*net.TCPAddr).Port, restPort: restLn.Addr().(*net.TCPAddr).Port,
+		tms: map[string]*child{}}
 	args := append([]string{"jobmanager"}, c.common()...)
 	args = append(args, "--job-classname", opts.JobName)
 	if opts.FromSavepoint != "" {
@@ -109,9 +110,17 @@ func StartLocal(ctx context.Context, opts LocalOptions) (*LocalCluster, error) {
 	for i := 1; i <= opts.TaskManagers; i++ {
 		args = append(args, "--expect-taskmanagers", "tm-"+strconv.Itoa(i))
 	}
-	args = append(args, "--")
+	args = append(args, "--"+RPCListenerFDFlag, "3", "--"+RESTListenerFDFlag, "4", "--")
 	args = append(args, opts.JobArgs...)
-	if c.am, err = c.start("jobmanager", args); err != nil {
+	files, err := listenerFiles(rpcLn, restLn)
+	if err != nil {
+		return nil, err
+	}
+	c.am, err = c.start("jobmanager", args, files...)
+	for _, f := range files {
+		f.Close() // the AM holds its own copies; the port is free again once it exits
+	}
+	if err != nil {
 		return nil, err
 	}
 	for i := 0; i < opts.TaskManagers; i++ {
@@ -121,6 +130,32 @@ func StartLocal(ctx context.Context, opts LocalOptions) (*LocalCluster, error) {
 		}
 	}
 	return c, nil
+}
+
+// listenLocal binds 127.0.0.1:port for the AM, naming the setting when that fails.
+func listenLocal(key string, port int) (*net.TCPListener, error) {
+	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("local cluster: %s %s for the AM: %w", key, addr, err)
+	}
+	return ln.(*net.TCPListener), nil
+}
+
+// listenerFiles are copies of the listeners' sockets for a child to inherit.
+func listenerFiles(lns ...*net.TCPListener) ([]*os.File, error) {
+	var files []*os.File
+	for _, ln := range lns {
+		f, err := ln.File()
+		if err != nil {
+			for _, f := range files {
+				f.Close()
+			}
+			return nil, fmt.Errorf("local cluster: hand %s to the AM: %w", ln.Addr(), err)
+		}
+		files = append(files, f)
+	}
+	return files, nil
 }
 
 // common are the arguments every child gets.
@@ -139,7 +174,8 @@ func (c *LocalCluster) common() []string {
 		"-D", "rest.port="+strconv.Itoa(c.restPort))
 }
 
-func (c *LocalCluster) start(name string, args []string) (*child, error) {
+// start starts a child process; extra become its file descriptors 3, 4, ...
+func (c *LocalCluster) start(name string, args []string, extra ...*os.File) (*child, error) {
 	logPath := filepath.Join(c.opts.WorkDir, "log", name+".log")
 	f, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
@@ -148,6 +184,7 @@ func (c *LocalCluster) start(name string, args []string) (*child, error) {
 	cmd := exec.Command(c.opts.Binary, args...)
 	cmd.Stdout, cmd.Stderr = f, f
 	cmd.Env = append(os.Environ(), c.opts.Env...)
+	cmd.ExtraFiles = extra
 	if err := cmd.Start(); err != nil {
 		f.Close()
 		return nil, fmt.Errorf("local cluster: start %s (%s): %w", name, c.opts.Binary, err)
@@ -194,6 +231,14 @@ func (c *LocalCluster) Signal(id string, sig syscall.Signal) error {
 	}
 	if err := ch.cmd.Process.Signal(sig); err != nil {
 		return fmt.Errorf("local cluster: signal %s to TaskManager %s: %w", sig, id, err)
+	}
+	return nil
+}
+
+// SignalAM sends sig to the AM (syscall.SIGKILL to simulate its crash).
+func (c *LocalCluster) SignalAM(sig syscall.Signal) error {
+	if err := c.am.cmd.Process.Signal(sig); err != nil {
+		return fmt.Errorf("local cluster: signal %s to the AM: %w", sig, err)
 	}
 	return nil
 }

@@ -33,6 +33,8 @@ Arguments after "--" go to the job. Exits 0 when the job finishes or is cancelle
 ` + dynamicHelp,
 		Flags: jobStartFlags(
 			&cli.StringFlag{Name: "job-id", Usage: "32 hex digits; default derives a stable id from the job name and arguments, so a restarted AM resumes from the job's checkpoints"},
+			&cli.IntFlag{Name: rpcListenerFDFlag, Usage: "serve TaskManagers on this inherited listening socket (`FD`) instead of binding jobmanager.rpc.address/port (tide run --target local binds the AM's ports itself and passes them)"},
+			&cli.IntFlag{Name: restListenerFDFlag, Usage: "serve the REST API on this inherited listening socket (`FD`) instead of binding rest.bind-address/rest.port"},
 			&cli.StringSliceFlag{Name: "expect-taskmanagers", Usage: "resource ids of TaskManagers started together with the AM (tide run --target local passes them): the first deployment waits for them, at most the submission stabilization timeout"},
 		),
 		Action: runJobManager,
@@ -78,12 +80,12 @@ func runJobManager(c *cli.Context) error {
 	defer stop()
 
 	rpcAddr := net.JoinHostPort(conf.JobManagerRPCAddress.Get(cfg), strconv.Itoa(conf.JobManagerRPCPort.Get(cfg)))
-	rpcLn, err := (&net.ListenConfig{}).Listen(ctx, "tcp", rpcAddr)
+	rpcLn, err := listen(c, rpcListenerFDFlag, rpcAddr)
 	if err != nil {
 		return fmt.Errorf("jobmanager.rpc.address/port %s: %w", rpcAddr, err)
 	}
 	restAddr := net.JoinHostPort(conf.RestBindAddress.Get(cfg), strconv.Itoa(conf.RestPort.Get(cfg)))
-	restLn, err := (&net.ListenConfig{}).Listen(ctx, "tcp", restAddr)
+	restLn, err := listen(c, restListenerFDFlag, restAddr)
 	if err != nil {
 		rpcLn.Close()
 		return fmt.Errorf("rest.bind-address/rest.port %s: %w", restAddr, err)

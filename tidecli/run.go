@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -25,7 +26,8 @@ func runCommand() *cli.Command {
 		Description: `With --target local, starts an AM and --taskmanagers TaskManagers as child processes
 of this binary, prints where the REST API, logs and output are, and stops everything on
 Ctrl-C. Unless set otherwise it runs in reactive mode with file:// checkpoints under
---work-dir every second; --add-taskmanager-after starts one more TaskManager after the
+--work-dir every second, and the AM listens on rest.port and jobmanager.rpc.port if set, else
+on free ports it prints; --add-taskmanager-after starts one more TaskManager after the
 given time so the job visibly scales up.
 
 ` + dynamicHelp,
@@ -76,11 +78,25 @@ func runRun(c *cli.Context) error {
 	}
 	ctx, stop := signal.NotifyContext(c.Context, syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
-	cluster, err := standalone.StartLocal(ctx, standalone.LocalOptions{
+	opts := standalone.LocalOptions{
 		WorkDir: workDir, ConfigDir: c.String("configDir"), Dynamic: dyn,
 		JobName: name, JobArgs: args, TaskManagers: c.Int("taskmanagers"),
 		FromSavepoint: c.String(fromSavepointFlag), AllowNonRestoredState: c.Bool(allowNonRestoredStateFlag),
+	}
+	// The AM's ports are the user's when set (StartLocal passes them on, so their -D goes);
+	// otherwise the AM binds ports the kernel picks.
+	if cfg.IsSet(conf.RestPort.Key()) {
+		opts.RESTPort = conf.RestPort.Get(cfg)
+	}
+	if cfg.IsSet(conf.JobManagerRPCPort.Key()) {
+		opts.RPCPort = conf.JobManagerRPCPort.Get(cfg)
+	}
+	opts.Dynamic = slices.DeleteFunc(slices.Clone(dyn), func(d string) bool {
+		k, _, _ := strings.Cut(d, "=")
+		k = strings.TrimSpace(k)
+		return k == conf.RestPort.Key() || k == conf.JobManagerRPCPort.Key()
 	})
+	cluster, err := standalone.StartLocal(ctx, opts)
 	if err != nil {
 		return err
 	}

@@ -1,6 +1,7 @@
 package testkit
 
 import (
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -28,39 +29,41 @@ type AMRestarter struct {
 	RESTPort int
 }
 
-// StartAMRestartCluster starts the local cluster opts describes (see StartLocal) on free
-// AM ports it keeps for the next attempts.
+// StartAMRestartCluster starts the local cluster opts describes (see StartLocal) and keeps
+// the ports its first AM bound for the next attempts.
 func StartAMRestartCluster(t testing.TB, bin string, opts standalone.LocalOptions) *AMRestarter {
 	t.Helper()
 	r := &AMRestarter{bin: bin, dyn: opts.Dynamic, job: opts.JobName, args: opts.JobArgs}
-	for _, p := range []*int{&r.RPCPort, &r.RESTPort} {
-		port, err := standalone.FreePort()
-		if err != nil {
-			t.Fatal(err)
-		}
-		*p = port
-	}
-	opts.RPCPort, opts.RESTPort = r.RPCPort, r.RESTPort
 	r.C = StartLocal(t, bin, opts)
+	r.RPCPort, r.RESTPort = portOf(t, r.C.RPCAddress()), portOf(t, r.C.RESTAddress())
 	return r
+}
+
+// portOf is the port of a host:port address.
+func portOf(t testing.TB, addr string) int {
+	t.Helper()
+	_, p, err := net.SplitHostPort(addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := strconv.Atoi(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
 }
 
 // Kill SIGKILLs the cluster's first AM and waits for it to end.
 func (r *AMRestarter) Kill(t testing.TB) {
 	t.Helper()
-	r.sigkill(t)
+	if err := r.C.SignalAM(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
 	<-r.C.AMDone()
 }
 
 // KillStarted SIGKILLs an AM that Start started and waits for it to end.
 func (r *AMRestarter) KillStarted(t testing.TB, am *RestartedAM) {
-	t.Helper()
-	r.sigkill(t)
-	<-am.Done
-}
-
-// sigkill SIGKILLs the AM serving REST on the kept port, failing t if there is none.
-func (r *AMRestarter) sigkill(t testing.TB) {
 	t.Helper()
 	pid, ok := AMProcess(r.RESTPort)
 	if !ok {
@@ -69,6 +72,7 @@ func (r *AMRestarter) sigkill(t testing.TB) {
 	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
+	<-am.Done
 }
 
 // RestartedAM is an AM attempt the test started by hand.

@@ -113,13 +113,20 @@ func TestRESTHelpers(t *testing.T) {
 	}
 }
 
+// TestFreePort: the port can be bound, and it lies below the kernel's ephemeral range,
+// where no outgoing connection or port-0 listener can take it before the test uses it.
 func TestFreePort(t *testing.T) {
-	p := FreePort(t)
-	ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", p))
-	if err != nil {
-		t.Fatalf("FreePort %d cannot be bound: %v", p, err)
+	for range 20 {
+		p := FreePort(t)
+		ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", p))
+		if err != nil {
+			t.Fatalf("FreePort %d cannot be bound: %v", p, err)
+		}
+		ln.Close()
+		if first, ok := ephemeralStart(); ok && (p < lowestTestPort || p >= first) {
+			t.Fatalf("FreePort %d: want a port in [%d, %d), below the ephemeral range", p, lowestTestPort, first)
+		}
 	}
-	ln.Close()
 }
 
 func TestRunCommand(t *testing.T) {

@@ -44,11 +44,7 @@ func amFailoverGap(b *testing.B, adoptTimeout string) time.Duration {
 	args := []string{"--records", "100000000", "--keys", "7", "--rate", "4000", "--output", out, "--timestamps", stamps}
 	var ports [2]int
 	for i := range ports {
-		p, err := standalone.FreePort()
-		if err != nil {
-			b.Fatal(err)
-		}
-		ports[i] = p
+		ports[i] = testkit.FreePort(b)
 	}
 	c := startLocal(b, standalone.LocalOptions{Dynamic: dyn, JobName: examples.CheckableCountName, JobArgs: args,
 		TaskManagers: 2, RPCPort: ports[0], RESTPort: ports[1]})

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/tidestream/tide/examples"
-	"github.com/tidestream/tide/standalone"
+	"github.com/tidestream/tide/internal/testkit"
 )
 
 func exitCode(err error) int {
@@ -60,10 +60,7 @@ func TestBadInput(t *testing.T) {
 // it may still be coming up, then as a warning), and gives up after --connect-timeout with
 // a clear error.
 func TestTaskManagerRetriesUnreachableAM(t *testing.T) {
-	port, err := standalone.FreePort()
-	if err != nil {
-		t.Fatal(err)
-	}
+	port := testkit.FreePort(t)
 	out, err := tideCmd(t, tideBin, time.Minute, "taskmanager", "-Djobmanager.rpc.address=127.0.0.1",
 		"-Djobmanager.rpc.port="+strconv.Itoa(port), "--connect-timeout", "1500ms")
 	if exitCode(err) != 1 {

@@ -7,16 +7,13 @@ import (
 	"testing"
 
 	"github.com/tidestream/tide/examples"
-	"github.com/tidestream/tide/standalone"
+	"github.com/tidestream/tide/internal/testkit"
 )
 
 // TestTaskManagerPprof: with taskmanager.debug.pprof.address set, a running TaskManager
 // serves a CPU profile and its allocation profile over loopback, as go tool pprof reads them.
 func TestTaskManagerPprof(t *testing.T) {
-	port, err := standalone.FreePort()
-	if err != nil {
-		t.Fatal(err)
-	}
+	port := testkit.FreePort(t)
 	addr := "127.0.0.1:" + strconv.Itoa(port)
 	dyn := append(reactive(t.TempDir(), "1 s"), "taskmanager.debug.pprof.address="+addr)
 	c := startCluster(t, examples.TopSpeedWindowingName, []string{"--cars", "8"}, 1, dyn)

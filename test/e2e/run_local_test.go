@@ -1,9 +1,12 @@
 package e2e
 
 import (
+	"net"
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -33,4 +36,47 @@ func TestRunLocalPrintsWebPage(t *testing.T) {
 	if !regexp.MustCompile(`AM started.*web=http://127\.0\.0\.1:\d+/`).Match(log) {
 		t.Errorf("the AM's start line names no web page:\n%s", log)
 	}
+}
+
+// TestRunLocalPorts: `tide run --target local` binds the AM on rest.port when the user sets
+// it, and when that port is taken it fails at once, saying which setting and why, before it
+// starts any process.
+func TestRunLocalPorts(t *testing.T) {
+	t.Run("set", func(t *testing.T) {
+		work, out := t.TempDir(), t.TempDir()
+		port := strconv.Itoa(testkit.FreePort(t))
+		args := []string{"--records", "500", "--keys", "2", "--output", out}
+		got, err := tideCmd(t, tideBin, 2*time.Minute, append([]string{"run", "--target", "local", "--job-classname",
+			examples.CheckableCountName, "--taskmanagers", "1", "--work-dir", work, "-D", "rest.port=" + port, "--"}, args...)...)
+		if err != nil {
+			t.Fatalf("tide run: %v\n%s", err, got)
+		}
+		if !strings.Contains(got, "  web page:  http://127.0.0.1:"+port+"/ ") {
+			t.Errorf("tide run -D rest.port=%s printed another web page address:\n%s", port, got)
+		}
+		testkit.CheckExactOutput(t, out, args)
+	})
+	t.Run("taken", func(t *testing.T) {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ln.Close()
+		port := strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
+		work := t.TempDir()
+		got, err := tideCmd(t, tideBin, time.Minute, "run", "--target", "local", "--job-classname",
+			examples.CheckableCountName, "--taskmanagers", "2", "--work-dir", work, "-D", "rest.port="+port,
+			"--", "--records", "500", "--output", t.TempDir())
+		if exitCode(err) != 1 {
+			t.Fatalf("tide run on a taken rest.port: exit %v, want 1\n%s", err, got)
+		}
+		for _, w := range []string{"rest.port 127.0.0.1:" + port + " for the AM", "address already in use"} {
+			if !strings.Contains(got, w) {
+				t.Errorf("tide run on a taken rest.port: output lacks %q:\n%s", w, got)
+			}
+		}
+		if logs, _ := filepath.Glob(filepath.Join(work, "log", "*.log")); len(logs) != 0 {
+			t.Errorf("processes were started for an AM that cannot listen: %v", logs)
+		}
+	})
 }

@@ -136,14 +136,8 @@ func refusals(t *testing.T, location string, args []string) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			ckpt := t.TempDir()
-			rpcPort, err := standalone.FreePort()
-			if err != nil {
-				t.Fatal(err)
-			}
-			restPort, err := standalone.FreePort()
-			if err != nil {
-				t.Fatal(err)
-			}
+			rpcPort := testkit.FreePort(t)
+			restPort := testkit.FreePort(t)
 			cmd := []string{"jobmanager", "--job-classname", tt.job, "--fromSavepoint", tt.path,
 				"-Djobmanager.rpc.address=127.0.0.1", "-Djobmanager.rpc.port=" + strconv.Itoa(rpcPort),
 				"-Drest.bind-address=127.0.0.1", "-Drest.port=" + strconv.Itoa(restPort),
