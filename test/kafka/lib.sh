@@ -38,7 +38,5 @@ env_value() { sed -n "s/^$1=//p" "$KAFKA_ENV"; }
 # port_open HOST PORT succeeds when something accepts connections there.
 port_open() { (exec 9<>"/dev/tcp/$1/$2") 2>/dev/null; }
 
-# free_port prints a loopback port that was free a moment ago.
-free_port() {
-  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'
-}
+# free_port prints a loopback port that was free a moment ago, below the ephemeral range.
+free_port() { python3 "$REPO_ROOT/test/free-port.py"; }

@@ -31,7 +31,5 @@ component_pid() {
 # env_value KEY prints KEY's value from the env file.
 env_value() { sed -n "s/^$1=//p" "$KUBE_ENV"; }
 
-# free_port prints a loopback port that was free a moment ago.
-free_port() {
-  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'
-}
+# free_port prints a loopback port that was free a moment ago, below the ephemeral range.
+free_port() { python3 "$REPO_ROOT/test/free-port.py"; }
