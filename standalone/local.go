@@ -9,7 +9,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -158,20 +160,29 @@ func listenerFiles(lns ...*net.TCPListener) ([]*os.File, error) {
 	return files, nil
 }
 
-// common are the arguments every child gets.
+// common are the arguments every child gets: opts.Dynamic, except the keys the local
+// cluster sets itself (the AM's addresses: its ports come from LocalOptions), then those.
 func (c *LocalCluster) common() []string {
 	var args []string
 	if c.opts.ConfigDir != "" {
 		args = append(args, "--configDir", c.opts.ConfigDir)
 	}
-	for _, d := range c.opts.Dynamic {
-		args = append(args, "-D", d)
+	own := [][2]string{
+		{"jobmanager.rpc.address", "127.0.0.1"},
+		{"jobmanager.rpc.port", strconv.Itoa(c.rpcPort)},
+		{"rest.bind-address", "127.0.0.1"},
+		{"rest.port", strconv.Itoa(c.restPort)},
 	}
-	return append(args,
-		"-D", "jobmanager.rpc.address=127.0.0.1",
-		"-D", "jobmanager.rpc.port="+strconv.Itoa(c.rpcPort),
-		"-D", "rest.bind-address=127.0.0.1",
-		"-D", "rest.port="+strconv.Itoa(c.restPort))
+	for _, d := range c.opts.Dynamic {
+		k, _, _ := strings.Cut(d, "=")
+		if !slices.ContainsFunc(own, func(kv [2]string) bool { return kv[0] == strings.TrimSpace(k) }) {
+			args = append(args, "-D", d)
+		}
+	}
+	for _, kv := range own {
+		args = append(args, "-D", kv[0]+"="+kv[1])
+	}
+	return args
 }
 
 // start starts a child process; extra become its file descriptors 3, 4, ...
@@ -262,6 +273,9 @@ func (c *LocalCluster) TaskManagers() []string {
 func (c *LocalCluster) RESTAddress() string {
 	return net.JoinHostPort("127.0.0.1", strconv.Itoa(c.restPort))
 }
+
+// Ports are the AM's RPC and REST ports.
+func (c *LocalCluster) Ports() (rpc, rest int) { return c.rpcPort, c.restPort }
 
 // RPCAddress is the AM's RPC endpoint, host:port.
 func (c *LocalCluster) RPCAddress() string {

@@ -7,7 +7,6 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -83,19 +82,13 @@ func runRun(c *cli.Context) error {
 		JobName: name, JobArgs: args, TaskManagers: c.Int("taskmanagers"),
 		FromSavepoint: c.String(fromSavepointFlag), AllowNonRestoredState: c.Bool(allowNonRestoredStateFlag),
 	}
-	// The AM's ports are the user's when set (StartLocal passes them on, so their -D goes);
-	// otherwise the AM binds ports the kernel picks.
+	// The AM's ports are the user's when set; otherwise the AM binds ports the kernel picks.
 	if cfg.IsSet(conf.RestPort.Key()) {
 		opts.RESTPort = conf.RestPort.Get(cfg)
 	}
 	if cfg.IsSet(conf.JobManagerRPCPort.Key()) {
 		opts.RPCPort = conf.JobManagerRPCPort.Get(cfg)
 	}
-	opts.Dynamic = slices.DeleteFunc(slices.Clone(dyn), func(d string) bool {
-		k, _, _ := strings.Cut(d, "=")
-		k = strings.TrimSpace(k)
-		return k == conf.RestPort.Key() || k == conf.JobManagerRPCPort.Key()
-	})
 	cluster, err := standalone.StartLocal(ctx, opts)
 	if err != nil {
 		return err

@@ -1,7 +1,6 @@
 package testkit
 
 import (
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -35,22 +34,8 @@ func StartAMRestartCluster(t testing.TB, bin string, opts standalone.LocalOption
 	t.Helper()
 	r := &AMRestarter{bin: bin, dyn: opts.Dynamic, job: opts.JobName, args: opts.JobArgs}
 	r.C = StartLocal(t, bin, opts)
-	r.RPCPort, r.RESTPort = portOf(t, r.C.RPCAddress()), portOf(t, r.C.RESTAddress())
+	r.RPCPort, r.RESTPort = r.C.Ports()
 	return r
-}
-
-// portOf is the port of a host:port address.
-func portOf(t testing.TB, addr string) int {
-	t.Helper()
-	_, p, err := net.SplitHostPort(addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	n, err := strconv.Atoi(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return n
 }
 
 // Kill SIGKILLs the cluster's first AM and waits for it to end.
