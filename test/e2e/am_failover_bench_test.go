@@ -2,11 +2,6 @@ package e2e
 
 import (
 	"fmt"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"strconv"
-	"syscall"
 	"testing"
 	"time"
 
@@ -42,44 +37,18 @@ func amFailoverGap(b *testing.B, adoptTimeout string) time.Duration {
 	ckpt, out, stamps := b.TempDir(), b.TempDir(), b.TempDir()
 	dyn := append(reactive(ckpt, "300 ms"), "jobmanager.failover.task-adoption.timeout="+adoptTimeout)
 	args := []string{"--records", "100000000", "--keys", "7", "--rate", "4000", "--output", out, "--timestamps", stamps}
-	var ports [2]int
-	for i := range ports {
-		ports[i] = testkit.FreePort(b)
-	}
-	c := startLocal(b, standalone.LocalOptions{Dynamic: dyn, JobName: examples.CheckableCountName, JobArgs: args,
-		TaskManagers: 2, RPCPort: ports[0], RESTPort: ports[1]})
+	r := testkit.StartAMRestartCluster(b, tideBin, standalone.LocalOptions{Dynamic: dyn,
+		JobName: examples.CheckableCountName, JobArgs: args, TaskManagers: 2})
+	c := r.C
 	defer c.Stop(b.Context())
 	jid := jobID(b, c)
 	d := waitRunningAt(b, c, jid, 2)
 	waitCheckpointIn(b, c, jid, d.Attempt)
 
-	pid, ok := amProcess(ports[1])
-	if !ok {
-		b.Fatal("no AM process found")
-	}
 	killed := time.Now()
-	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
-		b.Fatal(err)
-	}
-	<-c.AMDone()
-	amArgs := []string{"jobmanager"}
-	for _, s := range dyn {
-		amArgs = append(amArgs, "-D", s)
-	}
-	amArgs = append(amArgs, "-D", "jobmanager.rpc.address=127.0.0.1", "-D", "jobmanager.rpc.port="+strconv.Itoa(ports[0]),
-		"-D", "rest.bind-address=127.0.0.1", "-D", "rest.port="+strconv.Itoa(ports[1]),
-		"--job-classname", examples.CheckableCountName, "--")
-	am2 := exec.Command(tideBin, append(amArgs, args...)...)
-	logFile, err := os.Create(filepath.Join(c.LogDir(), "jobmanager-2.log"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer logFile.Close()
-	am2.Stdout, am2.Stderr = logFile, logFile
-	if err := am2.Start(); err != nil {
-		b.Fatal(err)
-	}
-	defer func() { _ = am2.Process.Kill(); _ = am2.Wait() }()
+	r.Kill(b)
+	am2 := r.Start(b, 2)
+	defer r.KillStarted(b, am2)
 	d = waitRunningAt(b, c, jid, 2)
 	waitCheckpointIn(b, c, jid, d.Attempt)
 	end := time.Now()

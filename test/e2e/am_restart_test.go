@@ -15,6 +15,3 @@ func startAMRestartCluster(t *testing.T, dyn []string, job string, args []string
 	r := testkit.StartAMRestartCluster(t, tideBin, standalone.LocalOptions{Dynamic: dyn, JobName: job, JobArgs: args, TaskManagers: tms})
 	return r.C, r
 }
-
-// amProcess finds the pid of the `tide jobmanager` serving REST on port.
-func amProcess(port int) (int, bool) { return testkit.AMProcess(port) }
