@@ -97,6 +97,10 @@ func StartLocal(ctx context.Context, opts LocalOptions) (*LocalCluster, error) {
 		return nil, err
 	}
 	defer restLn.Close()
+	// This run starts: the logs of an earlier one in the work directory move aside.
+	if err := rotateLogs(filepath.Join(opts.WorkDir, "log"), keptLogRuns); err != nil {
+		return nil, err
+	}
 	c := &LocalCluster{opts: opts, rpcPort: rpcLn.Addr().(*net.TCPAddr).Port, restPort: restLn.Addr().(*net.TCPAddr).Port,
 		tms: map[string]*child{}}
 	args := append([]string{"jobmanager"}, c.common()...)
@@ -326,5 +330,5 @@ func (c *LocalCluster) Describe(w io.Writer) {
 	fmt.Fprintf(w, "tide local cluster: job %s\n", c.opts.JobName)
 	fmt.Fprintf(w, "  REST API:  http://%s  (try /jobs/overview, /taskmanagers)\n", c.RESTAddress())
 	fmt.Fprintf(w, "  AM RPC:    %s\n", c.RPCAddress())
-	fmt.Fprintf(w, "  logs:      %s/ (jobmanager.log, taskmanager-<n>.log; print sinks write there)\n", c.LogDir())
+	fmt.Fprintf(w, "  logs:      %s/ (jobmanager.log, taskmanager-<n>.log; print sinks write there; <name>.log.1 is the last run's)\n", c.LogDir())
 }

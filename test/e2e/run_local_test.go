@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -79,4 +80,43 @@ func TestRunLocalPorts(t *testing.T) {
 			t.Errorf("processes were started for an AM that cannot listen: %v", logs)
 		}
 	})
+}
+
+// TestRunLocalTwiceInOneWorkDir: a second `tide run` in the same --work-dir logs afresh:
+// the first run's logs move to <name>.log.1 (none appended to, none of a TaskManager the
+// second run does not start left as current), and the second run's answer is exact.
+func TestRunLocalTwiceInOneWorkDir(t *testing.T) {
+	work := t.TempDir()
+	logDir := filepath.Join(work, "log")
+	run := func(tms string) {
+		out := t.TempDir()
+		args := []string{"--records", "500", "--keys", "2", "--output", out}
+		got, err := tideCmd(t, tideBin, 2*time.Minute, append([]string{"run", "--target", "local", "--job-classname",
+			examples.CheckableCountName, "--taskmanagers", tms, "--work-dir", work, "--"}, args...)...)
+		if err != nil {
+			t.Fatalf("tide run --taskmanagers %s: %v\n%s", tms, err, got)
+		}
+		testkit.CheckExactOutput(t, out, args)
+	}
+	run("2")
+	run("1")
+	for name, want := range map[string]int{"jobmanager.log": 1, "jobmanager.log.1": 1} {
+		b, err := os.ReadFile(filepath.Join(logDir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := strings.Count(string(b), `msg="AM started"`); n != want {
+			t.Errorf("%s holds %d AM starts, want %d:\n%s", name, n, want, b)
+		}
+	}
+	current, _ := filepath.Glob(filepath.Join(logDir, "*.log"))
+	for i := range current {
+		current[i] = filepath.Base(current[i])
+	}
+	if want := []string{"jobmanager.log", "taskmanager-1.log"}; !slices.Equal(current, want) {
+		t.Errorf("current logs after the second run: %v, want %v", current, want)
+	}
+	if _, err := os.Stat(filepath.Join(logDir, "taskmanager-2.log.1")); err != nil {
+		t.Errorf("the first run's second TaskManager's log was not kept as taskmanager-2.log.1: %v", err)
+	}
 }
