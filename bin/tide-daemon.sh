@@ -44,6 +44,31 @@ prune_pid_file() {
   fi
 }
 
+# Earlier runs' logs kept per daemon log file, like Flink's MAX_LOG_FILE_NUMBER (default 10).
+max_logs=${MAX_LOG_FILE_NUMBER:-10}
+case $max_logs in
+  '' | *[!0-9]*)
+    echo "MAX_LOG_FILE_NUMBER=$max_logs: expected a whole number of earlier logs to keep (default 10)" >&2
+    exit 1
+    ;;
+esac
+
+# rotate_log moves log to log.1, log.1 to log.2 and so on, dropping the one past max_logs,
+# so that a daemon started again logs to a fresh file and its last run's log stays beside.
+rotate_log() {
+  local log=$1 n
+  [ -f "$log" ] || return 0
+  if [ "$max_logs" -lt 1 ]; then
+    rm -f "$log"
+    return 0
+  fi
+  rm -f "$log.$max_logs"
+  for ((n = max_logs - 1; n >= 1; n--)); do
+    if [ -f "$log.$n" ]; then mv "$log.$n" "$log.$((n + 1))"; fi
+  done
+  mv "$log" "$log.1"
+}
+
 stop_pid() {
   local pid=$1
   if alive "$pid"; then
@@ -72,6 +97,7 @@ case $startstop in
     log=$TIDE_LOG_DIR/tide-$TIDE_IDENT_STRING-$daemon-$id-$(hostname).log
     bin=$(tide_binary)
     echo "Starting $daemon daemon on host $(hostname)."
+    rotate_log "$log"
     nohup "$bin" "$command" --configDir "$TIDE_CONF_DIR" "$@" >>"$log" 2>&1 </dev/null &
     pid=$!
     echo "$pid" >>"$pid_file"

@@ -261,3 +261,31 @@ func TestOperatorScriptsUsage(t *testing.T) {
 		t.Error("a failed start left a pid file")
 	}
 }
+
+// TestDaemonLogRotated: a daemon started again logs to a fresh file, and its last run's
+// log moves to <log>.1 (Flink's rotation at daemon start).
+func TestDaemonLogRotated(t *testing.T) {
+	s := newScripted(t)
+	host, err := os.Hostname()
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := filepath.Join(s.logDir, "tide-e2e-taskexecutor-0-"+host+".log")
+	started := func(path string) int {
+		b, _ := os.ReadFile(path)
+		return strings.Count(string(b), `msg="TaskManager started"`)
+	}
+	for run := 1; run <= 2; run++ {
+		s.mustRun("taskmanager.sh", "start")
+		testkit.WaitFor(t, "the TaskManager's start in its log", func() (bool, error) {
+			return started(log) == 1, fmt.Errorf("%d starts in %s", started(log), log)
+		})
+		s.mustRun("taskmanager.sh", "stop")
+	}
+	if n := started(log + ".1"); n != 1 {
+		t.Errorf("%s.1 (the first run's log) holds %d TaskManager starts, want 1", log, n)
+	}
+	if _, err := os.Stat(log + ".2"); err == nil {
+		t.Errorf("%s.2 exists after two runs", log)
+	}
+}
