@@ -47,6 +47,7 @@ type LocalCluster struct {
 	rpcPort  int
 	restPort int
 	am       *child
+	lock     *os.File // the work directory's lock (lockWorkDir), until Stop
 
 	mu     sync.Mutex
 	tms    map[string]*child
@@ -87,6 +88,16 @@ func StartLocal(ctx context.Context, opts LocalOptions) (*LocalCluster, error) {
 	if err := os.MkdirAll(filepath.Join(opts.WorkDir, "log"), 0o755); err != nil {
 		return nil, fmt.Errorf("local cluster: create %s/log: %w", opts.WorkDir, err)
 	}
+	lock, err := lockWorkDir(opts.WorkDir)
+	if err != nil {
+		return nil, err
+	}
+	started := false
+	defer func() {
+		if !started {
+			lock.Close()
+		}
+	}()
 	rpcLn, err := listenLocal("jobmanager.rpc.port", opts.RPCPort)
 	if err != nil {
 		return nil, err
@@ -102,7 +113,7 @@ func StartLocal(ctx context.Context, opts LocalOptions) (*LocalCluster, error) {
 		return nil, err
 	}
 	c := &LocalCluster{opts: opts, rpcPort: rpcLn.Addr().(*net.TCPAddr).Port, restPort: restLn.Addr().(*net.TCPAddr).Port,
-		tms: map[string]*child{}}
+		tms: map[string]*child{}, lock: lock}
 	args := append([]string{"jobmanager"}, c.common()...)
 	args = append(args, "--job-classname", opts.JobName)
 	if opts.FromSavepoint != "" {
@@ -129,6 +140,7 @@ func StartLocal(ctx context.Context, opts LocalOptions) (*LocalCluster, error) {
 	if err != nil {
 		return nil, err
 	}
+	started = true // from here, Stop releases the work directory
 	for i := 0; i < opts.TaskManagers; i++ {
 		if _, err := c.AddTaskManager(ctx); err != nil {
 			_ = c.Stop(context.Background())
@@ -322,6 +334,12 @@ func (c *LocalCluster) Stop(ctx context.Context) error {
 			errs = append(errs, fmt.Errorf("%s did not stop on SIGTERM; killed", ch.name))
 		}
 	}
+	c.mu.Lock()
+	if c.lock != nil { // every process ended: another cluster may use the work directory
+		c.lock.Close()
+		c.lock = nil
+	}
+	c.mu.Unlock()
 	return errors.Join(errs...)
 }
 

@@ -2,11 +2,13 @@ package tidecli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -34,7 +36,7 @@ given time so the job visibly scales up.
 			&cli.StringFlag{Name: "target", Aliases: []string{"t"}, Value: "local", Usage: "where to run: local, yarn-per-job or kubernetes-application"},
 			&cli.IntFlag{Name: "taskmanagers", Aliases: []string{"n"}, Value: 2, Usage: "TaskManagers to start with"},
 			&cli.DurationFlag{Name: "add-taskmanager-after", Usage: "start one more TaskManager after this long (0: never)"},
-			&cli.StringFlag{Name: "work-dir", Value: filepath.Join(os.TempDir(), "tide-local"), Usage: "logs and checkpoints go here"},
+			&cli.StringFlag{Name: "work-dir", Value: filepath.Join(os.TempDir(), "tide-local"), Usage: "logs and checkpoints go here; one run at a time (unset: a run beside another takes the default's -2, -3, ...)"},
 		), yarnRunFlags()...),
 		Action: runRun,
 	}
@@ -62,41 +64,27 @@ func runRun(c *cli.Context) error {
 	if err != nil {
 		return fmt.Errorf("--work-dir: %w", err)
 	}
-	dyn := dynamicArgs(c)
-	defaults := map[string]string{
-		conf.ExecutionMode.Key():                         "reactive",
-		conf.CheckpointsDir.Key():                        "file://" + filepath.Join(workDir, "checkpoints"),
-		conf.CheckpointingInterval.Key():                 "1 s",
-		conf.ExecutingCooldownAfterRescaling.Key():       "0 s",
-		conf.ExecutingResourceStabilizationTimeout.Key(): "0 s",
-	}
-	for key, value := range defaults {
-		if !cfg.IsSet(key) {
-			dyn = append(dyn, key+"="+value)
-		}
-	}
 	ctx, stop := signal.NotifyContext(c.Context, syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
-	opts := standalone.LocalOptions{
-		WorkDir: workDir, ConfigDir: c.String("configDir"), Dynamic: dyn,
-		JobName: name, JobArgs: args, TaskManagers: c.Int("taskmanagers"),
-		FromSavepoint: c.String(fromSavepointFlag), AllowNonRestoredState: c.Bool(allowNonRestoredStateFlag),
-	}
-	// The AM's ports are the user's when set; otherwise the AM binds ports the kernel picks.
-	if cfg.IsSet(conf.RestPort.Key()) {
-		opts.RESTPort = conf.RestPort.Get(cfg)
-	}
-	if cfg.IsSet(conf.JobManagerRPCPort.Key()) {
-		opts.RPCPort = conf.JobManagerRPCPort.Get(cfg)
-	}
+	out := c.App.Writer
+	opts := localRunOptions(c, cfg, name, args, workDir)
 	cluster, err := standalone.StartLocal(ctx, opts)
+	// Runs side by side on the default work directory: each further one takes the next of
+	// <default>-2, -3, ... that is free. A --work-dir the user gave stays theirs.
+	base := workDir
+	for n := 2; errors.Is(err, standalone.ErrWorkDirInUse) && !c.IsSet("work-dir") && n <= maxDefaultWorkDirs; n++ {
+		next := base + "-" + strconv.Itoa(n)
+		fmt.Fprintf(out, "%s is in use by another tide run; this one works in %s\n", workDir, next)
+		workDir = next
+		opts = localRunOptions(c, cfg, name, args, workDir)
+		cluster, err = standalone.StartLocal(ctx, opts)
+	}
 	if err != nil {
 		return err
 	}
-	out := c.App.Writer
 	cluster.Describe(out)
 	fmt.Fprintf(out, "  web page:  http://%s/  (the job, its rescales, TaskManagers, checkpoints, blocklist)\n", cluster.RESTAddress())
-	fmt.Fprintf(out, "  settings:  %s\n", strings.Join(dyn, " "))
+	fmt.Fprintf(out, "  settings:  %s\n", strings.Join(opts.Dynamic, " "))
 	fmt.Fprintln(out, "Press Ctrl-C to stop.")
 	if p, err := newProgress(out, cluster.RESTAddress(), cluster.LogDir()); err == nil {
 		go p.run(ctx)
@@ -133,4 +121,40 @@ func runRun(c *cli.Context) error {
 			return cluster.Stop(context.Background())
 		}
 	}
+}
+
+// maxDefaultWorkDirs bounds the work directories tide run tries when --work-dir is not set
+// and the default is in use: the default and <default>-2 .. <default>-<max>.
+const maxDefaultWorkDirs = 10
+
+// localRunOptions are the local cluster tide run starts in workDir: the job, its -D
+// settings with tide run's defaults for what the configuration leaves unset (reactive
+// mode, file:// checkpoints under workDir every second, no cooldown), and the AM's ports
+// when the configuration sets them (otherwise the AM binds ports the kernel picks).
+func localRunOptions(c *cli.Context, cfg *conf.Config, name string, args []string, workDir string) standalone.LocalOptions {
+	dyn := dynamicArgs(c)
+	defaults := map[string]string{
+		conf.ExecutionMode.Key():                         "reactive",
+		conf.CheckpointsDir.Key():                        "file://" + filepath.Join(workDir, "checkpoints"),
+		conf.CheckpointingInterval.Key():                 "1 s",
+		conf.ExecutingCooldownAfterRescaling.Key():       "0 s",
+		conf.ExecutingResourceStabilizationTimeout.Key(): "0 s",
+	}
+	for key, value := range defaults {
+		if !cfg.IsSet(key) {
+			dyn = append(dyn, key+"="+value)
+		}
+	}
+	opts := standalone.LocalOptions{
+		WorkDir: workDir, ConfigDir: c.String("configDir"), Dynamic: dyn,
+		JobName: name, JobArgs: args, TaskManagers: c.Int("taskmanagers"),
+		FromSavepoint: c.String(fromSavepointFlag), AllowNonRestoredState: c.Bool(allowNonRestoredStateFlag),
+	}
+	if cfg.IsSet(conf.RestPort.Key()) {
+		opts.RESTPort = conf.RestPort.Get(cfg)
+	}
+	if cfg.IsSet(conf.JobManagerRPCPort.Key()) {
+		opts.RPCPort = conf.JobManagerRPCPort.Get(cfg)
+	}
+	return opts
 }

@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"context"
 	"net"
 	"os"
 	"path/filepath"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/tidestream/tide/examples"
 	"github.com/tidestream/tide/internal/testkit"
+	"github.com/tidestream/tide/standalone"
 )
 
 // TestRunLocalPrintsWebPage: `tide run --target local` (what `make run` does) says where
@@ -119,4 +121,57 @@ func TestRunLocalTwiceInOneWorkDir(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(logDir, "taskmanager-2.log.1")); err != nil {
 		t.Errorf("the first run's second TaskManager's log was not kept as taskmanager-2.log.1: %v", err)
 	}
+}
+
+// TestRunLocalWorkDirInUse: a `tide run` on a --work-dir another local cluster runs in is
+// refused at once, naming the directory and the holder; without --work-dir, a run whose
+// default directory is in use takes <default>-2 and says so. The running cluster's job
+// goes on to its exact answer.
+func TestRunLocalWorkDirInUse(t *testing.T) {
+	tmp := t.TempDir() // the runs' TMPDIR: their default work directory is tmp/tide-local
+	work := filepath.Join(tmp, "tide-local")
+	out := t.TempDir()
+	args := []string{"--records", "4000", "--keys", "3", "--rate", "2000", "--output", out}
+	c, err := standalone.StartLocal(context.Background(), standalone.LocalOptions{Binary: tideBin, WorkDir: work,
+		Dynamic: reactive(t.TempDir(), "300 ms"), JobName: examples.CheckableCountName, JobArgs: args, TaskManagers: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Stop(context.Background()) })
+	run := func(extra ...string) (string, error) {
+		argv := append([]string{"run", "--target", "local", "--job-classname", examples.CheckableCountName, "--taskmanagers", "1"}, extra...)
+		return testkit.RunCommand(context.Background(), time.Minute, []string{"TMPDIR=" + tmp}, tideBin, argv...)
+	}
+
+	got, err := run("--work-dir", work, "--", "--records", "10", "--output", t.TempDir())
+	if exitCode(err) != 1 {
+		t.Fatalf("tide run on a work directory in use: exit %v, want 1\n%s", err, got)
+	}
+	if want := "work directory in use by another local cluster: " + work + " (process " + strconv.Itoa(os.Getpid()) + ")"; !strings.Contains(got, want) {
+		t.Errorf("tide run on a work directory in use: output lacks %q:\n%s", want, got)
+	}
+
+	out2 := t.TempDir()
+	args2 := []string{"--records", "300", "--keys", "2", "--output", out2}
+	got, err = run(append([]string{"--"}, args2...)...)
+	if err != nil {
+		t.Fatalf("tide run beside a run on the default work directory: %v\n%s", err, got)
+	}
+	if want := work + " is in use by another tide run; this one works in " + work + "-2"; !strings.Contains(got, want) {
+		t.Errorf("tide run beside a run on the default work directory: output lacks %q:\n%s", want, got)
+	}
+	testkit.CheckExactOutput(t, out2, args2)
+	if _, err := os.Stat(filepath.Join(work+"-2", "log", "jobmanager.log")); err != nil {
+		t.Errorf("the second run's AM log is not in %s-2: %v", work, err)
+	}
+
+	select {
+	case <-c.AMDone():
+	case <-time.After(2 * time.Minute):
+		t.Fatal("the running cluster's job did not finish")
+	}
+	if err := c.AMErr(); err != nil {
+		t.Fatalf("the running cluster's AM: %v", err)
+	}
+	testkit.CheckExactOutput(t, out, args)
 }
