@@ -212,6 +212,7 @@ func (c *LocalCluster) start(name string, args []string, extra ...*os.File) (*ch
 	cmd.Stdout, cmd.Stderr = f, f
 	cmd.Env = append(os.Environ(), c.opts.Env...)
 	cmd.ExtraFiles = extra
+	dieWithParent(cmd)
 	if err := cmd.Start(); err != nil {
 		f.Close()
 		return nil, fmt.Errorf("local cluster: start %s (%s): %w", name, c.opts.Binary, err)

@@ -2,8 +2,10 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -174,4 +176,39 @@ func TestRunLocalWorkDirInUse(t *testing.T) {
 		t.Fatalf("the running cluster's AM: %v", err)
 	}
 	testkit.CheckExactOutput(t, out, args)
+}
+
+// TestRunLocalDiesWithItsCaller: when `tide run` dies without stopping its cluster (here
+// SIGKILL; in use, SIGPIPE after `tide run ... | head`), the AM and TaskManagers it started
+// end too instead of running on without it.
+func TestRunLocalDiesWithItsCaller(t *testing.T) {
+	work := t.TempDir()
+	cmd := exec.Command(tideBin, "run", "--target", "local", "--job-classname", examples.CheckableCountName,
+		"--taskmanagers", "2", "--work-dir", work, "--", "--records", "100000000", "--rate", "1000", "--output", t.TempDir())
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	// The cluster's processes: every one gets the checkpoint directory under work.
+	mine := func() []int {
+		var pids []int
+		for _, p := range testkit.Processes() {
+			if slices.Contains(p.Args, "state.checkpoints.dir=file://"+filepath.Join(work, "checkpoints")) {
+				pids = append(pids, p.PID)
+			}
+		}
+		return pids
+	}
+	testkit.WaitFor(t, "the AM and two TaskManagers running", func() (bool, error) {
+		b, _ := os.ReadFile(filepath.Join(work, "log", "jobmanager.log"))
+		return len(mine()) == 3 && strings.Contains(string(b), `msg="AM started"`), fmt.Errorf("%d processes", len(mine()))
+	})
+	if err := cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	_ = cmd.Wait()
+	testkit.WaitFor(t, "the cluster's processes to end after tide run was killed", func() (bool, error) {
+		left := mine()
+		return len(left) == 0, fmt.Errorf("still running: %v", left)
+	})
 }
