@@ -3,6 +3,7 @@ package core
 import (
 	"fmt"
 	"maps"
+	"strings"
 	"time"
 
 	"github.com/tidestream/tide/core/allocator"
@@ -77,6 +78,19 @@ func (s *Scheduler) missingSlots() int {
 	return max(0, allocator.MinimumSlots(s.requirements())-usable)
 }
 
+// slotsPending is the pending rescale of a job whose lower bounds need more slots than
+// it may use; msg says how many, and it names the blocked nodes whose free slots it may
+// not use, so that an operator who blocked them sees why the job waits.
+func (s *Scheduler) slotsPending(msg string) PendingRescale {
+	n := s.missingSlots()
+	p := PendingRescale{Reason: PendingSlots, MissingSlots: n, Message: fmt.Sprintf(msg, n)}
+	if free, nodes := s.pool.BlockedFree(); free > 0 {
+		p.Message += fmt.Sprintf("; %d free slot(s) sit on blocked node(s) %s until their block ends or is removed",
+			free, strings.Join(nodes, ", "))
+	}
+	return p
+}
+
 func toVertexParallelism(p allocator.Parallelism) map[VertexID]int {
 	if p == nil {
 		return nil
@@ -91,9 +105,7 @@ func toVertexParallelism(p allocator.Parallelism) map[VertexID]int {
 func (w *waitingForResources) pending() PendingRescale {
 	s := w.s
 	if !w.hasSufficientResources() {
-		n := s.missingSlots()
-		return PendingRescale{Reason: PendingSlots, MissingSlots: n,
-			Message: fmt.Sprintf("waiting for resources: the lower bounds need %d more slot(s)", n)}
+		return s.slotsPending("waiting for resources: the lower bounds need %d more slot(s)")
 	}
 	usable, _ := s.pool.Counts()
 	target, _ := allocator.DetermineParallelism(s.requirements(), usable)
@@ -115,9 +127,7 @@ func (e *executing) pending() PendingRescale {
 	}
 	target, ok, changed := e.candidate()
 	if !ok {
-		n := s.missingSlots()
-		return PendingRescale{Reason: PendingSlots, MissingSlots: n,
-			Message: fmt.Sprintf("the lower bounds need %d more slot(s) than are registered", n)}
+		return s.slotsPending("the lower bounds need %d more slot(s) than the job may use")
 	}
 	if !changed {
 		return PendingRescale{}

@@ -31,7 +31,7 @@ import (
 //	stale-timers                               fire every timer armed before the current version
 //	expect-tms id=(tm1,tm2)                    TaskManagers on their way (adopted, launched)
 //	worker-failed [reason=..]                  an active driver could not start a worker
-//	pending                                    the pending rescale and its reason
+//	pending [message]                          the pending rescale and its reason [and its message]
 //	warmup-report round=N checkpoint=N [tm=(tm1,..)] [bytes=N] [error=..]
 //	                                           the round's copies (on those TaskManagers) report
 //	report-tm id=tm1 tasks=(v#i:slot,...) ...  a TaskManager registers reporting subtasks (adoption.go)
@@ -112,7 +112,11 @@ func (r *Runner) handle(d *TestData) (string, error) {
 	case "worker-failed":
 		step(core.WorkerRequestFailed{Reason: d.Arg("reason", "no container")})
 	case "pending":
-		return FormatPending(e.S.PendingRescale()), nil
+		p := e.S.PendingRescale()
+		if d.HasArg("message") {
+			return FormatPending(p) + p.Message + "\n", nil
+		}
+		return FormatPending(p), nil
 	case "warmup-report":
 		round, err1 := strconv.Atoi(d.Arg("round", ""))
 		ckpt, err2 := strconv.Atoi(d.Arg("checkpoint", "0"))

@@ -367,6 +367,21 @@ func (p *Pool) Counts() (usable, free int) {
 	return usable, free
 }
 
+// BlockedFree returns the free slots that sit unused on blocked nodes (KeepBlocked) and
+// those nodes, sorted: what a wait for slots would get once the block ends.
+func (p *Pool) BlockedFree() (slots int, nodes []string) {
+	for _, tm := range p.sorted {
+		if tm.free > 0 && p.blocked(tm.node) {
+			slots += tm.free
+			if !slices.Contains(nodes, tm.node) {
+				nodes = append(nodes, tm.node)
+			}
+		}
+	}
+	slices.Sort(nodes)
+	return slots, nodes
+}
+
 // UnblockedSlots returns the number of slots, reserved or free, of TaskManagers off
 // blocked nodes: what the job can run on once an evacuation has freed the blocked ones.
 func (p *Pool) UnblockedSlots() int {
