@@ -114,21 +114,15 @@ func StartLocal(ctx context.Context, opts LocalOptions) (*LocalCluster, error) {
 	}
 	c := &LocalCluster{opts: opts, rpcPort: rpcLn.Addr().(*net.TCPAddr).Port, restPort: restLn.Addr().(*net.TCPAddr).Port,
 		tms: map[string]*child{}, lock: lock}
-	args := append([]string{"jobmanager"}, c.common()...)
-	args = append(args, "--job-classname", opts.JobName)
-	if opts.FromSavepoint != "" {
-		args = append(args, "--fromSavepoint", opts.FromSavepoint)
-	}
-	if opts.AllowNonRestoredState {
-		args = append(args, "--allowNonRestoredState")
-	}
-	// The AM waits for the TaskManagers started with it (ids tm-1..tm-N, see
-	// AddTaskManager) and deploys once, when the last one registered.
+	// The first AM waits for the TaskManagers started with it (ids tm-1..tm-N, see
+	// AddTaskManager) and deploys once, when the last one registered; it serves on the
+	// sockets bound above.
+	var first []string
 	for i := 1; i <= opts.TaskManagers; i++ {
-		args = append(args, "--expect-taskmanagers", "tm-"+strconv.Itoa(i))
+		first = append(first, "--expect-taskmanagers", "tm-"+strconv.Itoa(i))
 	}
-	args = append(args, "--"+RPCListenerFDFlag, "3", "--"+RESTListenerFDFlag, "4", "--")
-	args = append(args, opts.JobArgs...)
+	first = append(first, "--"+RPCListenerFDFlag, "3", "--"+RESTListenerFDFlag, "4")
+	args := c.amArgs(first...)
 	files, err := listenerFiles(rpcLn, restLn)
 	if err != nil {
 		return nil, err
@@ -175,6 +169,27 @@ func listenerFiles(lns ...*net.TCPListener) ([]*os.File, error) {
 	}
 	return files, nil
 }
+
+// amArgs are an AM's arguments: common(), the job and how it starts, extra, then the job's
+// own arguments.
+func (c *LocalCluster) amArgs(extra ...string) []string {
+	args := append([]string{"jobmanager"}, c.common()...)
+	args = append(args, "--job-classname", c.opts.JobName)
+	if c.opts.FromSavepoint != "" {
+		args = append(args, "--fromSavepoint", c.opts.FromSavepoint)
+	}
+	if c.opts.AllowNonRestoredState {
+		args = append(args, "--allowNonRestoredState")
+	}
+	args = append(append(args, extra...), "--")
+	return append(args, c.opts.JobArgs...)
+}
+
+// NextAMArgs are the arguments of another AM attempt of this cluster's job, as YARN starts
+// a next attempt with the first one's command: the same settings, job and ports, which the
+// attempt binds itself once the first AM is gone; it recovers from the latest checkpoint
+// and adopts or redeploys the TaskManagers' subtasks.
+func (c *LocalCluster) NextAMArgs() []string { return c.amArgs() }
 
 // common are the arguments every child gets: opts.Dynamic, except the keys the local
 // cluster sets itself (the AM's addresses: its ports come from LocalOptions), then those.

@@ -4,7 +4,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -14,28 +13,20 @@ import (
 	"github.com/tidestream/tide/standalone"
 )
 
-// AMRestarter SIGKILLs the AM of a local cluster on fixed ports and starts it again by hand
-// with the same command, checkpoint directory and ports, so the surviving TaskManagers
-// reconnect to the next attempt. The AMs it starts get the test's environment, not
-// LocalOptions.Env (which only the first AM and the TaskManagers get).
+// AMRestarter SIGKILLs the AM of a local cluster and starts it again by hand with the
+// command of a next attempt (standalone.LocalCluster.NextAMArgs: the same settings,
+// checkpoint directory and ports), so the surviving TaskManagers reconnect to it. The AMs it
+// starts get the test's environment, not LocalOptions.Env (which only the first AM and the
+// TaskManagers get).
 type AMRestarter struct {
-	C        *standalone.LocalCluster
-	bin      string
-	dyn      []string // the AM's -D settings
-	job      string
-	args     []string // the job's arguments
-	RPCPort  int
-	RESTPort int
+	C   *standalone.LocalCluster
+	bin string
 }
 
-// StartAMRestartCluster starts the local cluster opts describes (see StartLocal) and keeps
-// the ports its first AM bound for the next attempts.
+// StartAMRestartCluster starts the local cluster opts describes (see StartLocal).
 func StartAMRestartCluster(t testing.TB, bin string, opts standalone.LocalOptions) *AMRestarter {
 	t.Helper()
-	r := &AMRestarter{bin: bin, dyn: opts.Dynamic, job: opts.JobName, args: opts.JobArgs}
-	r.C = StartLocal(t, bin, opts)
-	r.RPCPort, r.RESTPort = r.C.Ports()
-	return r
+	return &AMRestarter{C: StartLocal(t, bin, opts), bin: bin}
 }
 
 // Kill SIGKILLs the cluster's first AM and waits for it to end.
@@ -50,12 +41,8 @@ func (r *AMRestarter) Kill(t testing.TB) {
 // KillStarted SIGKILLs an AM that Start started and waits for it to end.
 func (r *AMRestarter) KillStarted(t testing.TB, am *RestartedAM) {
 	t.Helper()
-	pid, ok := AMProcess(r.RESTPort)
-	if !ok {
-		t.Fatal("no AM process found")
-	}
-	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
-		t.Fatal(err)
+	if err := am.cmd.Process.Kill(); err != nil {
+		t.Fatalf("SIGKILL the AM started by hand: %v", err)
 	}
 	<-am.Done
 }
@@ -64,22 +51,16 @@ func (r *AMRestarter) KillStarted(t testing.TB, am *RestartedAM) {
 type RestartedAM struct {
 	Log  string        // its log file, in the cluster's log directory
 	Done chan struct{} // closed when it exited
-	err  error         // its exit error, once Done is closed
+	cmd  *exec.Cmd
+	err  error // its exit error, once Done is closed
 }
 
 // Start starts AM attempt n by hand (logging to jobmanager-<n>.log); it is stopped when the
 // test ends, SIGTERM first.
 func (r *AMRestarter) Start(t testing.TB, n int) *RestartedAM {
 	t.Helper()
-	amArgs := []string{"jobmanager"}
-	for _, d := range r.dyn {
-		amArgs = append(amArgs, "-D", d)
-	}
-	amArgs = append(amArgs, "-D", "jobmanager.rpc.address=127.0.0.1", "-D", "jobmanager.rpc.port="+strconv.Itoa(r.RPCPort),
-		"-D", "rest.bind-address=127.0.0.1", "-D", "rest.port="+strconv.Itoa(r.RESTPort),
-		"--job-classname", r.job, "--")
-	cmd := exec.Command(r.bin, append(amArgs, r.args...)...)
-	am := &RestartedAM{Log: filepath.Join(r.C.LogDir(), "jobmanager-"+strconv.Itoa(n)+".log"), Done: make(chan struct{})}
+	cmd := exec.Command(r.bin, r.C.NextAMArgs()...)
+	am := &RestartedAM{Log: filepath.Join(r.C.LogDir(), "jobmanager-"+strconv.Itoa(n)+".log"), Done: make(chan struct{}), cmd: cmd}
 	logFile, err := os.Create(am.Log)
 	if err != nil {
 		t.Fatal(err)
@@ -127,14 +108,4 @@ func (a *RestartedAM) Logged(t testing.TB, text string) bool {
 		t.Fatal(err)
 	}
 	return strings.Contains(string(b), text)
-}
-
-// AMProcess finds the pid of the `tide jobmanager` serving REST on port.
-func AMProcess(port int) (int, bool) {
-	for _, p := range Processes() {
-		if p.Role() == "jobmanager" && slices.Contains(p.Args, "rest.port="+strconv.Itoa(port)) {
-			return p.PID, true
-		}
-	}
-	return 0, false
 }
