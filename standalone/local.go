@@ -15,6 +15,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/tidestream/tide/conf"
 )
 
 // LocalOptions configure a local standalone cluster: one AM and TaskManagers, all child
@@ -98,12 +100,12 @@ func StartLocal(ctx context.Context, opts LocalOptions) (*LocalCluster, error) {
 			lock.Close()
 		}
 	}()
-	rpcLn, err := listenLocal("jobmanager.rpc.port", opts.RPCPort)
+	rpcLn, err := listenLocal(conf.JobManagerRPCPort.Key(), opts.RPCPort)
 	if err != nil {
 		return nil, err
 	}
 	defer rpcLn.Close()
-	restLn, err := listenLocal("rest.port", opts.RESTPort)
+	restLn, err := listenLocal(conf.RestPort.Key(), opts.RESTPort)
 	if err != nil {
 		return nil, err
 	}
@@ -199,10 +201,10 @@ func (c *LocalCluster) common() []string {
 		args = append(args, "--configDir", c.opts.ConfigDir)
 	}
 	own := [][2]string{
-		{"jobmanager.rpc.address", "127.0.0.1"},
-		{"jobmanager.rpc.port", strconv.Itoa(c.rpcPort)},
-		{"rest.bind-address", "127.0.0.1"},
-		{"rest.port", strconv.Itoa(c.restPort)},
+		{conf.JobManagerRPCAddress.Key(), "127.0.0.1"},
+		{conf.JobManagerRPCPort.Key(), strconv.Itoa(c.rpcPort)},
+		{conf.RestBindAddress.Key(), "127.0.0.1"},
+		{conf.RestPort.Key(), strconv.Itoa(c.restPort)},
 	}
 	for _, d := range c.opts.Dynamic {
 		k, _, _ := strings.Cut(d, "=")
