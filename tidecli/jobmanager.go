@@ -80,12 +80,12 @@ func runJobManager(c *cli.Context) error {
 	defer stop()
 
 	rpcAddr := net.JoinHostPort(conf.JobManagerRPCAddress.Get(cfg), strconv.Itoa(conf.JobManagerRPCPort.Get(cfg)))
-	rpcLn, err := listen(c, rpcListenerFDFlag, rpcAddr)
+	rpcLn, err := listen(ctx, c, rpcListenerFDFlag, rpcAddr)
 	if err != nil {
 		return fmt.Errorf("jobmanager.rpc.address/port %s: %w", rpcAddr, err)
 	}
 	restAddr := net.JoinHostPort(conf.RestBindAddress.Get(cfg), strconv.Itoa(conf.RestPort.Get(cfg)))
-	restLn, err := listen(c, restListenerFDFlag, restAddr)
+	restLn, err := listen(ctx, c, restListenerFDFlag, restAddr)
 	if err != nil {
 		rpcLn.Close()
 		return fmt.Errorf("rest.bind-address/rest.port %s: %w", restAddr, err)

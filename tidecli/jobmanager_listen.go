@@ -1,6 +1,7 @@
 package tidecli
 
 import (
+	"context"
 	"fmt"
 	"net"
 	"os"
@@ -19,9 +20,9 @@ const (
 
 // listen binds addr, or, when the flag named fdFlag is set, serves on the listening socket
 // the parent passed as that file descriptor.
-func listen(c *cli.Context, fdFlag, addr string) (net.Listener, error) {
+func listen(ctx context.Context, c *cli.Context, fdFlag, addr string) (net.Listener, error) {
 	if !c.IsSet(fdFlag) {
-		return (&net.ListenConfig{}).Listen(c.Context, "tcp", addr)
+		return (&net.ListenConfig{}).Listen(ctx, "tcp", addr)
 	}
 	fd := c.Int(fdFlag)
 	if fd < 3 {

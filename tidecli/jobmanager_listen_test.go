@@ -21,7 +21,7 @@ func listenWith(t *testing.T, addr string, args ...string) (net.Listener, error)
 	app := &cli.App{
 		Flags: []cli.Flag{&cli.IntFlag{Name: restListenerFDFlag}},
 		Action: func(c *cli.Context) error {
-			ln, lerr = listen(c, restListenerFDFlag, addr)
+			ln, lerr = listen(c.Context, c, restListenerFDFlag, addr)
 			return nil
 		},
 	}
