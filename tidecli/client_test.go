@@ -86,6 +86,19 @@ func (f *fakeAM) handler() http.Handler {
 				{"id": "source", "name": "source", "parallelism": 4, "maxParallelism": 128, "status": "RUNNING"},
 				{"id": "window", "name": "window", "parallelism": p, "maxParallelism": 128, "status": "RUNNING"}}})
 	})
+	mux.HandleFunc("GET "+job+"/exceptions", func(w http.ResponseWriter, r *http.Request) {
+		task, tm := "window#1", "tm-1"
+		entries := []api.ExceptionEntry{
+			{ExceptionName: "tide.TaskFailure", Stacktrace: "state backend: write\n  /data/x: no space left on device",
+				Timestamp: 1700000000500, TaskName: &task, TaskManagerID: &tm, Attempt: 2},
+			{ExceptionName: "tide.GlobalFailure", Stacktrace: "older", Timestamp: 1700000000100, Attempt: 1},
+		}
+		if r.URL.Query().Get("maxExceptions") != "1" {
+			fail(w, 400, "want maxExceptions=1, got "+r.URL.RawQuery)
+			return
+		}
+		writeBody(w, 200, api.JobExceptions{ExceptionHistory: api.ExceptionHistory{Entries: entries[:1], Truncated: true}})
+	})
 	mux.HandleFunc("GET "+job+"/vertices/source", func(w http.ResponseWriter, _ *http.Request) {
 		writeBody(w, 200, api.VertexDetails{ID: "source", Name: "source", Parallelism: 4, Aggregated: api.VertexMetrics{
 			ReadRecordsPerSecond: 1200.4, WriteRecordsPerSecond: 1199.6, MaxBusyTimeMsPerSecond: 350,
@@ -305,6 +318,7 @@ func TestClientTables(t *testing.T) {
 			[]string{"JOB ID NAME STATUS START TIME DURATION", testJobID + " TopSpeedWindowing RUNNING"}},
 		{"status by name", []string{"status", "TopSpeedWindowing", "-m", m},
 			[]string{"Job: " + testJobID + " (TopSpeedWindowing)", "Status: RUNNING since", "Attempt: 3",
+				"(attempt 2, subtask window#1, on tm-1): state backend: write /data/x: no space left on device (earlier ones: GET /jobs/" + testJobID + "/exceptions)",
 				"VERTEX PARALLELISM REQUIRED MAX PARALLELISM STATUS IN/S OUT/S BUSY BACKPRESSURE",
 				"source 4 1..4 128 RUNNING 1200 1200 35% 62% high", "window 4 1..4 128 RUNNING - - - -"}},
 		{"status by prefix", []string{"status", "-m", m, "a1b2"}, []string{"Job: " + testJobID}},

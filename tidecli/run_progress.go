@@ -18,14 +18,29 @@ import (
 
 // progress follows a job through its REST API and prints one line whenever what a user
 // cares about changes: the job status, the parallelism of its vertices, the number of
-// TaskManagers. Every few seconds it also shows the newest line a print sink wrote, so
-// `tide run --target local` shows the job working, not only where its logs are.
+// TaskManagers; and one for every new failure, saying why the job restarts. Every few
+// seconds it also shows the newest line a print sink wrote, so `tide run --target local`
+// shows the job working, not only where its logs are.
 type progress struct {
-	out     io.Writer
-	logDir  string
-	client  *api.Client
-	last    string
-	lastOut string
+	out         io.Writer
+	logDir      string
+	client      *api.Client
+	last        string
+	lastOut     string
+	lastFailure printedFailure // the newest failure printed
+}
+
+// printedFailure is a failure of the exception history progress printed: which one, and
+// its error.
+type printedFailure struct {
+	key   failureKey
+	error string
+}
+
+// failureKey tells failures of the exception history apart.
+type failureKey struct {
+	at      int64
+	attempt int64
 }
 
 func newProgress(out io.Writer, restAddr, logDir string) (*progress, error) {
@@ -47,9 +62,13 @@ func (p *progress) run(ctx context.Context) {
 			return
 		case <-tick.C:
 		}
-		if line, ok := p.describe(ctx); ok && line != p.last {
+		line, jobID, ok := p.describe(ctx)
+		if ok && line != p.last {
 			p.last = line
 			fmt.Fprintf(p.out, "%s  %s\n", time.Now().Format("15:04:05"), termSafe(line))
+		}
+		if line, ok := p.newFailure(ctx, jobID); ok {
+			fmt.Fprintf(p.out, "%s    failure: %s\n", time.Now().Format("15:04:05"), termSafe(line))
 		}
 		if outputEvery++; outputEvery%10 == 0 {
 			if line := newestSinkLine(p.logDir); line != "" && line != p.lastOut {
@@ -60,20 +79,21 @@ func (p *progress) run(ctx context.Context) {
 	}
 }
 
-// describe summarises the job in one line, or reports false while the AM does not answer.
-func (p *progress) describe(ctx context.Context) (string, bool) {
+// describe summarises the job in one line and returns its id, or reports false while the
+// AM does not answer.
+func (p *progress) describe(ctx context.Context) (string, string, bool) {
 	jobs, err := p.client.Jobs(ctx)
 	if err != nil || len(jobs) == 0 {
-		return "", false
+		return "", "", false
 	}
 	job := jobs[0]
 	details, err := p.client.Job(ctx, job.JID)
 	if err != nil {
-		return "", false
+		return "", job.JID, false
 	}
 	cluster, err := p.client.Overview(ctx)
 	if err != nil {
-		return "", false
+		return "", job.JID, false
 	}
 	parts := make([]string, 0, len(details.Vertices))
 	for _, v := range details.Vertices {
@@ -81,7 +101,29 @@ func (p *progress) describe(ctx context.Context) (string, bool) {
 	}
 	sort.Strings(parts)
 	return fmt.Sprintf("job %-11s parallelism %s  (%d TaskManagers, %d slots)",
-		job.State, strings.Join(parts, " "), cluster.TaskManagers, cluster.SlotsTotal), true
+		job.State, strings.Join(parts, " "), cluster.TaskManagers, cluster.SlotsTotal), job.JID, true
+}
+
+// newFailure describes job jobID's newest failure if it was not printed yet; one with the
+// error of the failure printed last says so instead of repeating it.
+func (p *progress) newFailure(ctx context.Context, jobID string) (string, bool) {
+	if jobID == "" {
+		return "", false
+	}
+	e, ok, _, err := newestFailure(ctx, p.client, jobID)
+	if err != nil || !ok {
+		return "", false
+	}
+	k := failureKey{at: e.Timestamp, attempt: e.Attempt}
+	if k == p.lastFailure.key {
+		return "", false
+	}
+	last := p.lastFailure
+	p.lastFailure = printedFailure{key: k, error: e.Stacktrace}
+	if last.key != (failureKey{}) && last.error == e.Stacktrace {
+		return fmt.Sprintf("attempt %d failed with the same error as attempt %d", e.Attempt, last.key.attempt), true
+	}
+	return failureLine(e), true
 }
 
 // sinkLine matches what a print sink writes: "<subtask>> <record>".

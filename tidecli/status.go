@@ -22,7 +22,9 @@ each vertex's resource requirements (lowerBound..upperBound) and task metrics
 and the busiest subtask's busy and back-pressured share of time (ok up to 10%, low up to
 50%, high above). When a rescale is pending, says why it waits: cooldown until T, waiting
 for a checkpoint, min-parallelism-increase not met, slots missing (how many), TaskManagers
-on their way.`,
+on their way. When the job has failed since it started, shows the newest failure
+(GET /jobs/:jobid/exceptions): when, which attempt, the subtask and TaskManager, and the
+error.`,
 		Flags:        clientFlags(),
 		OnUsageError: onUsageError,
 		Action: jobAction(nil, func(c *cli.Context, cc *clientCommand, j api.JobOverview) error {
@@ -41,8 +43,16 @@ on their way.`,
 			if err != nil {
 				return err
 			}
+			failure, failed, earlier, err := newestFailure(c.Context, cc.api, j.JID)
+			if err != nil {
+				return err
+			}
 			if cc.json {
-				return cc.printJSON(map[string]any{"job": d, "resource-requirements": reqs, "vertex-metrics": metrics})
+				out := map[string]any{"job": d, "resource-requirements": reqs, "vertex-metrics": metrics}
+				if failed {
+					out["last-failure"] = failure
+				}
+				return cc.printJSON(out)
 			}
 			cc.printf("Job:       %s (%s)\n", d.JID, d.Name)
 			since := ""
@@ -54,6 +64,13 @@ on their way.`,
 			cc.printf("Started:   %s (%s ago)\n", fmtMillis(d.StartTime), fmtDurationMillis(d.Duration))
 			if p := d.PendingRescale; p != nil {
 				cc.printf("Pending:   %s\n", pendingLine(*p))
+			}
+			if failed {
+				more := ""
+				if earlier {
+					more = " (earlier ones: GET /jobs/" + j.JID + "/exceptions)"
+				}
+				cc.printf("Failure:   %s%s\n", failureLine(failure), more)
 			}
 			fmt.Fprintln(cc.out)
 			t := newTable(cc.out, "VERTEX", "PARALLELISM", "REQUIRED", "MAX PARALLELISM", "STATUS", "IN/S", "OUT/S", "BUSY", "BACKPRESSURE")

@@ -212,3 +212,47 @@ func TestRunLocalDiesWithItsCaller(t *testing.T) {
 		return len(left) == 0, fmt.Errorf("still running: %v", left)
 	})
 }
+
+// TestRunLocalPrintsFailures: a job that cannot start (its input on a NameNode nobody
+// listens on) restarts again and again; `tide run` says why, once in full and then in
+// short for each attempt failing the same way, and `tide status` shows the newest failure.
+func TestRunLocalPrintsFailures(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	nn := ln.Addr().String()
+	ln.Close() // nothing listens there now
+	rest := strconv.Itoa(testkit.FreePort(t))
+	out := &lockedBuffer{}
+	cmd := exec.Command(tideBin, "run", "--target", "local", "--job-classname", examples.WordCountName,
+		"--taskmanagers", "1", "--work-dir", t.TempDir(), "-D", "rest.port="+rest,
+		"--", "--input", "hdfs://"+nn+"/words", "--output", t.TempDir())
+	cmd.Stdout, cmd.Stderr = out, out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	testkit.WaitFor(t, "tide run to print the second attempt's failure", func() (bool, error) {
+		return strings.Contains(out.String(), "attempt 2 failed with the same error as attempt 1"), fmt.Errorf("output so far:\n%s", out)
+	})
+	status, err := tideCmd(t, tideBin, time.Minute, "status", "-m", "127.0.0.1:"+rest, examples.WordCountName)
+	if err != nil {
+		t.Fatalf("tide status: %v\n%s", err, status)
+	}
+	if err := cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	_ = cmd.Wait()
+	got := out.String()
+	first := "failure: "
+	cause := "): create split enumerator of source lines (parallelism 1, restored 0 bytes): directory source: listing hdfs://" + nn + "/words"
+	for _, w := range []string{first, "(attempt 1" + cause, "connection refused", "stopping the local cluster"} {
+		if !strings.Contains(got, w) {
+			t.Errorf("tide run: output lacks %q:\n%s", w, got)
+		}
+	}
+	if !regexp.MustCompile(`(?m)^Failure: +\d{4}-\d\d-\d\d \d\d:\d\d:\d\d \(attempt \d+` + regexp.QuoteMeta(cause)).MatchString(status) {
+		t.Errorf("tide status shows no failure naming the input:\n%s", status)
+	}
+}
