@@ -41,3 +41,16 @@ func (c *Client) Exceptions(ctx context.Context, jobID string, max int) (Excepti
 	err := c.do(ctx, http.MethodGet, path, nil, &e)
 	return e.ExceptionHistory, err
 }
+
+// NewestException returns the newest entry of the job's exception history, whether there
+// is one, and whether older ones exist. An AM without the endpoint (404, 405) has none.
+func (c *Client) NewestException(ctx context.Context, jobID string) (e ExceptionEntry, ok, older bool, err error) {
+	h, err := c.Exceptions(ctx, jobID, 1)
+	if IsStatus(err, http.StatusNotFound, http.StatusMethodNotAllowed) {
+		return ExceptionEntry{}, false, false, nil
+	}
+	if err != nil || len(h.Entries) == 0 {
+		return ExceptionEntry{}, false, false, err
+	}
+	return h.Entries[0], true, h.Truncated, nil
+}

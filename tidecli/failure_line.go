@@ -1,27 +1,11 @@
 package tidecli
 
 import (
-	"context"
 	"fmt"
-	"net/http"
 	"strings"
 
 	"github.com/tidestream/tide/api"
 )
-
-// newestFailure returns the newest entry of the job's exception history (GET
-// /jobs/:jobid/exceptions), whether there is one, and whether older ones exist. An AM
-// without the endpoint has none to show.
-func newestFailure(ctx context.Context, c *api.Client, jobID string) (e api.ExceptionEntry, ok, more bool, err error) {
-	h, err := c.Exceptions(ctx, jobID, 1)
-	if api.IsStatus(err, http.StatusNotFound, http.StatusMethodNotAllowed) {
-		return api.ExceptionEntry{}, false, false, nil
-	}
-	if err != nil || len(h.Entries) == 0 {
-		return api.ExceptionEntry{}, false, false, err
-	}
-	return h.Entries[0], true, h.Truncated, nil
-}
 
 // failureLine describes a failure in one line: when, which attempt, where (the subtask and
 // its TaskManager; none for a failure of the whole job, such as a source coordinator's),
@@ -39,4 +23,32 @@ func failureLine(e api.ExceptionEntry) string {
 	}
 	msg := strings.Join(strings.Fields(e.Stacktrace), " ")
 	return fmt.Sprintf("%s (%s): %s", fmtMillis(e.Timestamp), strings.Join(where, ", "), msg)
+}
+
+// failureReporter gives the line tide run prints for a job's newest failure (whichever
+// way it follows the job: local, YARN, Kubernetes), once per failure; a failure with the
+// error of the one reported before it gets a short line instead of the same message again.
+type failureReporter struct {
+	last  failureKey // the failure reported last; zero: none yet
+	error string     // its error
+}
+
+// failureKey tells failures of the exception history apart.
+type failureKey struct {
+	at      int64
+	attempt int64
+}
+
+// line returns the line for e, or false when e was reported already.
+func (r *failureReporter) line(e api.ExceptionEntry) (string, bool) {
+	k := failureKey{at: e.Timestamp, attempt: e.Attempt}
+	if k == r.last {
+		return "", false
+	}
+	last, lastErr := r.last, r.error
+	r.last, r.error = k, e.Stacktrace
+	if last != (failureKey{}) && lastErr == e.Stacktrace {
+		return fmt.Sprintf("attempt %d failed with the same error as attempt %d", e.Attempt, last.attempt), true
+	}
+	return failureLine(e), true
 }

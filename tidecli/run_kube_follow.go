@@ -50,6 +50,7 @@ func (f *kubeFollower) follow(ctx context.Context, c *cli.Context, stop context.
 		amKey, addr, state, lastProblem string
 		running                         bool
 		httpc                           = &http.Client{Timeout: 3 * time.Second}
+		failures                        failureReporter
 	)
 	detached := c.Bool("detached")
 	tick := time.NewTicker(250 * time.Millisecond)
@@ -119,6 +120,11 @@ func (f *kubeFollower) follow(ctx context.Context, c *cli.Context, stop context.
 		jobs, err := cl.Jobs(ctx)
 		if err != nil || len(jobs) == 0 {
 			continue
+		}
+		if e, ok, _, err := cl.NewestException(ctx, jobs[0].JID); err == nil && ok {
+			if line, ok := failures.line(e); ok {
+				fmt.Fprintf(f.out, "%s: failure: %s\n", f.clusterID, termSafe(line))
+			}
 		}
 		if s := jobs[0].State; s != state {
 			state = s

@@ -22,25 +22,12 @@ import (
 // seconds it also shows the newest line a print sink wrote, so `tide run --target local`
 // shows the job working, not only where its logs are.
 type progress struct {
-	out         io.Writer
-	logDir      string
-	client      *api.Client
-	last        string
-	lastOut     string
-	lastFailure printedFailure // the newest failure printed
-}
-
-// printedFailure is a failure of the exception history progress printed: which one, and
-// its error.
-type printedFailure struct {
-	key   failureKey
-	error string
-}
-
-// failureKey tells failures of the exception history apart.
-type failureKey struct {
-	at      int64
-	attempt int64
+	out      io.Writer
+	logDir   string
+	client   *api.Client
+	last     string
+	lastOut  string
+	failures failureReporter
 }
 
 func newProgress(out io.Writer, restAddr, logDir string) (*progress, error) {
@@ -104,26 +91,17 @@ func (p *progress) describe(ctx context.Context) (string, string, bool) {
 		job.State, strings.Join(parts, " "), cluster.TaskManagers, cluster.SlotsTotal), job.JID, true
 }
 
-// newFailure describes job jobID's newest failure if it was not printed yet; one with the
-// error of the failure printed last says so instead of repeating it.
+// newFailure describes job jobID's newest failure if it was not printed yet
+// (failureReporter).
 func (p *progress) newFailure(ctx context.Context, jobID string) (string, bool) {
 	if jobID == "" {
 		return "", false
 	}
-	e, ok, _, err := newestFailure(ctx, p.client, jobID)
+	e, ok, _, err := p.client.NewestException(ctx, jobID)
 	if err != nil || !ok {
 		return "", false
 	}
-	k := failureKey{at: e.Timestamp, attempt: e.Attempt}
-	if k == p.lastFailure.key {
-		return "", false
-	}
-	last := p.lastFailure
-	p.lastFailure = printedFailure{key: k, error: e.Stacktrace}
-	if last.key != (failureKey{}) && last.error == e.Stacktrace {
-		return fmt.Sprintf("attempt %d failed with the same error as attempt %d", e.Attempt, last.key.attempt), true
-	}
-	return failureLine(e), true
+	return p.failures.line(e)
 }
 
 // sinkLine matches what a print sink writes: "<subtask>> <record>".

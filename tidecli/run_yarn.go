@@ -161,6 +161,8 @@ func runYarnPerJob(c *cli.Context) error {
 	fmt.Fprintf(out, "Submitted application %s (staging %s) in %s\n", appID, app.StagingDir, time.Since(t0).Round(time.Millisecond))
 	var runningAt time.Duration
 	var amURL string // the current attempt's AM
+	var last yarn.Progress
+	var failures failureReporter
 	p, err := yarn.Follow(ctx, rm, app.ID, yarn.FollowOptions{
 		UntilRunning: c.Bool("detached"),
 		OnChange: func(p yarn.Progress) {
@@ -171,7 +173,15 @@ func runYarnPerJob(c *cli.Context) error {
 				}
 				amURL = p.TrackingURL
 			}
+			if p.Failure != nil && !yarn.Ended(p.State) {
+				if line, ok := failures.line(*p.Failure); ok {
+					fmt.Fprintf(out, "%s: failure: %s\n", appID, termSafe(line))
+				}
+			}
+			changed := p.State != last.State || p.JobState != last.JobState || p.TrackingURL != last.TrackingURL
+			last = p
 			switch {
+			case !changed: // only a new failure
 			case yarn.Ended(p.State):
 				// The AM is gone: its job's last state would be stale.
 				fmt.Fprintf(out, "%s: %v (final status %s)\n", appID, p.State, yarn.FinalStatusString(p.Report.GetFinalApplicationStatus()))

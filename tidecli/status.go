@@ -43,7 +43,7 @@ error.`,
 			if err != nil {
 				return err
 			}
-			failure, failed, earlier, err := newestFailure(c.Context, cc.api, j.JID)
+			failure, failed, earlier, err := cc.api.NewestException(c.Context, j.JID)
 			if err != nil {
 				return err
 			}

@@ -87,27 +87,42 @@ func FuzzDecodeResources(f *testing.F) {
 	})
 }
 
-// TestJobState: tide run follows the job's state through the AM's REST API.
+// TestJobState: tide run follows the job's state and newest failure through the AM's REST
+// API; an AM without the exception history still reports the state.
 func TestJobState(t *testing.T) {
 	for _, tt := range []struct {
-		body, want string
-		ok         bool
+		body, exceptions, want, failure string
+		ok                              bool
 	}{
-		{`{"jobs":[{"jid":"x","state":"RUNNING"}]}`, "RUNNING", true},
-		{`{"jobs":[]}`, "", false},
-		{`nope`, "", false},
+		{`{"jobs":[{"jid":"x","state":"RUNNING"}]}`, "", "RUNNING", "", true},
+		{`{"jobs":[{"jid":"x","state":"RESTARTING"}]}`,
+			`{"exceptionHistory":{"entries":[{"stacktrace":"listing hdfs://nn/x: refused","attempt":2,"timestamp":5}],"truncated":true}}`,
+			"RESTARTING", "listing hdfs://nn/x: refused", true},
+		{`{"jobs":[]}`, "", "", "", false},
+		{`nope`, "", "", "", false},
 	} {
 		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if r.URL.Path != "/jobs/overview" {
+			switch {
+			case r.URL.Path == "/jobs/overview":
+				io.WriteString(w, tt.body)
+			case r.URL.Path == "/jobs/x/exceptions" && tt.exceptions != "":
+				io.WriteString(w, tt.exceptions)
+			default:
 				http.NotFound(w, r)
-				return
 			}
-			io.WriteString(w, tt.body)
 		}))
-		got, err := jobState(t.Context(), srv.Client(), srv.URL)
+		got, failure, err := jobState(t.Context(), srv.Client(), srv.URL)
 		srv.Close()
 		if (err == nil) != tt.ok || got != tt.want {
 			t.Errorf("jobState of %s = %q, %v", tt.body, got, err)
+		}
+		if gotFailure := ""; failure != nil || tt.failure != "" {
+			if failure != nil {
+				gotFailure = failure.Stacktrace
+			}
+			if gotFailure != tt.failure {
+				t.Errorf("jobState of %s: failure %q, want %q", tt.body, gotFailure, tt.failure)
+			}
 		}
 	}
 }

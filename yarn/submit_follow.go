@@ -17,7 +17,18 @@ type Progress struct {
 	State       yarnpb.YarnApplicationStateProto
 	TrackingURL string // the AM's REST address, once it registered
 	JobState    string // the job's status from the AM's REST API ("" before)
-	Report      *yarnpb.ApplicationReportProto
+	// Failure is the newest entry of the job's exception history (nil: none, or before
+	// the AM answered).
+	Failure *api.ExceptionEntry
+	Report  *yarnpb.ApplicationReportProto
+}
+
+// failureChanged reports whether the newest failure differs between p and q.
+func (p Progress) failureChanged(q Progress) bool {
+	if p.Failure == nil || q.Failure == nil {
+		return (p.Failure == nil) != (q.Failure == nil)
+	}
+	return p.Failure.Timestamp != q.Failure.Timestamp || p.Failure.Attempt != q.Failure.Attempt
 }
 
 // FollowOptions tunes Follow.
@@ -26,7 +37,8 @@ type FollowOptions struct {
 	Poll time.Duration
 	// UntilRunning returns as soon as the job is RUNNING (tide run --detached).
 	UntilRunning bool
-	// OnChange is called whenever the application's or the job's state changes.
+	// OnChange is called whenever the application's or the job's state changes, or the
+	// job's newest failure.
 	OnChange func(Progress)
 	// HTTP reaches the AM's REST API (default a client with a 5 s timeout).
 	HTTP *http.Client
@@ -51,13 +63,13 @@ func Follow(ctx context.Context, rm *ClientRM, app *yarnpb.ApplicationIdProto, o
 		if err != nil {
 			return last, err
 		}
-		p := Progress{State: r.GetYarnApplicationState(), Report: r, TrackingURL: AMURL(r), JobState: last.JobState}
+		p := Progress{State: r.GetYarnApplicationState(), Report: r, TrackingURL: AMURL(r), JobState: last.JobState, Failure: last.Failure}
 		if p.State == yarnpb.YarnApplicationStateProto_RUNNING && p.TrackingURL != "" {
-			if st, err := jobState(ctx, o.HTTP, p.TrackingURL); err == nil {
-				p.JobState = st
+			if st, failure, err := jobState(ctx, o.HTTP, p.TrackingURL); err == nil {
+				p.JobState, p.Failure = st, failure
 			}
 		}
-		if p.State != last.State || p.JobState != last.JobState || p.TrackingURL != last.TrackingURL {
+		if p.State != last.State || p.JobState != last.JobState || p.TrackingURL != last.TrackingURL || p.failureChanged(last) {
 			if o.OnChange != nil {
 				o.OnChange(p)
 			}
@@ -97,20 +109,25 @@ func AMURL(r *yarnpb.ApplicationReportProto) string {
 	return strings.TrimRight(u, "/")
 }
 
-// jobState asks the AM's REST API for its job's state, through the public client.
-func jobState(ctx context.Context, c *http.Client, base string) (string, error) {
+// jobState asks the AM's REST API for its job's state and newest failure (nil: none),
+// through the public client.
+func jobState(ctx context.Context, c *http.Client, base string) (string, *api.ExceptionEntry, error) {
 	cl, err := api.NewClient(api.Config{Address: base, HTTPClient: c})
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
 	jobs, err := cl.Jobs(ctx)
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
 	if len(jobs) == 0 {
-		return "", fmt.Errorf("the AM at %s runs no job", base)
+		return "", nil, fmt.Errorf("the AM at %s runs no job", base)
 	}
-	return jobs[0].State, nil
+	e, ok, _, err := cl.NewestException(ctx, jobs[0].JID)
+	if err != nil || !ok {
+		return jobs[0].State, nil, nil // the state alone is still worth reporting
+	}
+	return jobs[0].State, &e, nil
 }
 
 // Ended says whether an application in state s has ended (FINISHED, FAILED or KILLED).

@@ -488,10 +488,17 @@ func TestYARNPerJob(t *testing.T) {
 		}
 	}
 
-	// 1. Kill one TaskManager container: the job goes on and a replacement arrives.
-	gone := map[string]bool{tms[0].ID: true}
-	killTaskManager(t, r.app, tms[0].ID)
+	// 1. Kill one TaskManager container: the job goes on and a replacement arrives, and
+	// tide run says why the job restarted.
+	killed := tms[0].ID
+	gone := map[string]bool{killed: true}
+	killTaskManager(t, r.app, killed)
 	tms = waitYarnRunning(t, r.track, jid, 2, gone)
+	lost := regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(r.app) + `: failure: .*\(attempt \d+, on ` +
+		regexp.QuoteMeta(killed) + `\): task manager ` + regexp.QuoteMeta(killed) + ` lost`)
+	testkit.WaitFor(t, "tide run to print the lost TaskManager as the failure", func() (bool, error) {
+		return lost.MatchString(r.out.String()), fmt.Errorf("output so far:\n%s", r.out)
+	})
 
 	// 2. and 3. Block one NodeManager, then the other: replacements land on the free one.
 	for i, blocked := range env.NodeManagers {
