@@ -32,10 +32,7 @@ func TestKubeApplication(t *testing.T) {
 	// About 75 s of input at p=2: the job must outlive the steps below (it counts only what
 	// it reads, so a slower machine stretches both).
 	jobArgs := []string{"--records", "15000", "--keys", "7", "--rate", "100", "--output", out}
-	args := append(k.podSettings(), "--job-classname", "CheckableCount", "-Dslotmanager.number-of-slots.max=2")
-	for _, d := range reactive(ckpt, "500 ms") {
-		args = append(args, "-D"+d)
-	}
+	args := k.checkableCountArgs(ckpt, 2)
 	t0 := time.Now()
 	runOut := k.submit(append(append(args, "--"), jobArgs...)...)
 	t.Logf("tide run (%s):\n%s", time.Since(t0).Round(time.Millisecond), runOut)

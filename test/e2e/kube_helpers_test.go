@@ -65,6 +65,16 @@ func (k *kubeApp) podSettings() []string {
 	}
 }
 
+// checkableCountArgs are the settings of a CheckableCount cluster (podSettings) in reactive
+// mode on at most maxSlots slots, checkpointing into ckpt every 500 ms.
+func (k *kubeApp) checkableCountArgs(ckpt string, maxSlots int) []string {
+	args := append(k.podSettings(), "--job-classname", "CheckableCount", fmt.Sprintf("-Dslotmanager.number-of-slots.max=%d", maxSlots))
+	for _, d := range reactive(ckpt, "500 ms") {
+		args = append(args, "-D"+d)
+	}
+	return args
+}
+
 var kubeSubmittedRE = regexp.MustCompile(`(?m)^Submitted cluster (\S+) to namespace`)
 
 // submit runs tide run --target kubernetes-application --detached with args and returns

@@ -18,11 +18,7 @@ func TestKubeRunPrintsFailures(t *testing.T) {
 	k := newKubeApp(t)
 	ckpt, out := t.TempDir(), t.TempDir()
 	jobArgs := []string{"--records", "2500", "--keys", "3", "--rate", "100", "--output", out}
-	args := append([]string{"run", "--target", "kubernetes-application"}, k.podSettings()...)
-	args = append(args, "--job-classname", "CheckableCount", "-Dslotmanager.number-of-slots.max=1")
-	for _, d := range reactive(ckpt, "500 ms") {
-		args = append(args, "-D"+d)
-	}
+	args := append([]string{"run", "--target", "kubernetes-application"}, k.checkableCountArgs(ckpt, 1)...)
 	cmd := exec.Command(tideBin, append(append(args, "--"), jobArgs...)...)
 	cmd.Env = k.procEnv
 	runOut := &lockedBuffer{}
