@@ -47,7 +47,11 @@ func (r *failureReporter) line(e api.ExceptionEntry) (string, bool) {
 	}
 	last, lastErr := r.last, r.error
 	r.last, r.error = k, e.Stacktrace
-	if last != (failureKey{}) && lastErr == e.Stacktrace {
+	switch {
+	case last == (failureKey{}) || lastErr != e.Stacktrace:
+	case last.attempt == e.Attempt:
+		return fmt.Sprintf("attempt %d failed again with the same error", e.Attempt), true
+	default:
 		return fmt.Sprintf("attempt %d failed with the same error as attempt %d", e.Attempt, last.attempt), true
 	}
 	return failureLine(e), true

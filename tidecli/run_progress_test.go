@@ -52,6 +52,8 @@ func TestProgressFailures(t *testing.T) {
 		{"next attempt, same error: short", func() { fail(2, 2000, "listing hdfs://nn:1/x: connection refused") },
 			"attempt 2 failed with the same error as attempt 1", true},
 		{"another error: in full", func() { fail(3, 3000, "checkpoint 4 expired") }, "(attempt 3): checkpoint 4 expired", true},
+		{"the same error again in the same attempt", func() { fail(3, 3500, "checkpoint 4 expired") },
+			"attempt 3 failed again with the same error", true},
 	}
 	for _, st := range steps {
 		st.set()
