@@ -308,9 +308,6 @@ func (c *LocalCluster) RESTAddress() string {
 	return net.JoinHostPort("127.0.0.1", strconv.Itoa(c.restPort))
 }
 
-// Ports are the AM's RPC and REST ports.
-func (c *LocalCluster) Ports() (rpc, rest int) { return c.rpcPort, c.restPort }
-
 // RPCAddress is the AM's RPC endpoint, host:port.
 func (c *LocalCluster) RPCAddress() string {
 	return net.JoinHostPort("127.0.0.1", strconv.Itoa(c.rpcPort))
