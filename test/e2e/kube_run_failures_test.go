@@ -23,7 +23,6 @@ func TestKubeRunPrintsFailures(t *testing.T) {
 	cmd.Env = k.procEnv
 	runOut := &lockedBuffer{}
 	cmd.Stdout, cmd.Stderr = runOut, runOut
-	cmd.WaitDelay = 10 * time.Second // a killed tide run's output may be held open by what it started
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}

@@ -217,12 +217,7 @@ func TestRunLocalDiesWithItsCaller(t *testing.T) {
 // listens on) restarts again and again; `tide run` says why, once in full and then in
 // short for each attempt failing the same way, and `tide status` shows the newest failure.
 func TestRunLocalPrintsFailures(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	nn := ln.Addr().String()
-	ln.Close() // nothing listens there now
+	nn := "127.0.0.1:" + strconv.Itoa(testkit.FreePort(t)) // nothing listens there
 	rest := strconv.Itoa(testkit.FreePort(t))
 	out := &lockedBuffer{}
 	cmd := exec.Command(tideBin, "run", "--target", "local", "--job-classname", examples.WordCountName,
